@@ -1,0 +1,24 @@
+// Compiler and target detection shared by every coop header.
+#pragma once
+
+#if defined(__CUDACC__)
+#define COOP_CUDA_COMPILER 1
+#define COOP_HD __host__ __device__
+#define COOP_DEVICE_FN __device__
+#else
+#define COOP_CUDA_COMPILER 0
+#define COOP_HD
+#define COOP_DEVICE_FN
+#endif
+
+// True only in the device pass of nvcc (code that runs on the GPU).
+#if defined(__CUDA_ARCH__)
+#define COOP_DEVICE_CODE 1
+#else
+#define COOP_DEVICE_CODE 0
+#endif
+
+namespace coop {
+/// Largest supported max_groups (N): membership counts are packed into 16-bit fields.
+inline constexpr unsigned kMaxGroupsLimit = 65535;
+}  // namespace coop

@@ -1,0 +1,229 @@
+// CPU backend, template side: the kernel context (one per emulated GPU thread), the Env through
+// which thread 0 of a workgroup runs the shared protocol, and the job that starts workgroups.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include "coop/cpu/job.hpp"
+#include "coop/kernel.hpp"
+#include "coop/protocol.hpp"
+
+namespace coop::cpu {
+
+template <class K>
+class Job;
+
+/// A workgroup of kernel K.
+template <class K>
+struct Workgroup : WorkgroupBase {
+  Workgroup(Job<K>* j, std::uint32_t id, int resume, const transmit_t<K>& t)
+      : WorkgroupBase(j, id, j->threads(), resume), kjob(j), transmit_init(t) {}
+  Job<K>* kjob;
+  transmit_t<K> transmit_init;
+  transmit_t<K>* transmit0 = nullptr;  ///< thread 0's transmitted variables
+  shared_t<K> shared{};
+};
+
+/// The protocol's view of the CPU backend for one workgroup (used by its thread 0).
+template <class K>
+class Env {
+ public:
+  explicit Env(Workgroup<K>& wg) : wg_(wg) {}
+  void begin_wait() {
+    spins_ = 0;
+    started_ = false;
+  }
+  void relax(detail::WaitKind, int) {
+    ++spins_;
+    if (spins_ < 32) return;
+    if ((spins_ & 255) == 0 && wg_.job->aborted()) throw Aborted{};
+    if (spins_ < 2048) {
+      std::this_thread::yield();
+    } else {
+      // Long waits sleep so that 2 cores never livelock among dozens of spinning workgroups.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    if ((spins_ & 1023) == 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (!started_) {
+        since_ = now;
+        started_ = true;
+      }
+      wg_.job->check_watchdog(wg_.id, std::chrono::duration<double>(now - since_).count());
+    }
+  }
+  void spawn(std::uint32_t id, std::uint32_t count, int site) {
+    for (std::uint32_t i = 0; i < count; ++i) wg_.kjob->start_group(id + i, site, *wg_.transmit0);
+  }
+  std::uint64_t random() {
+    if (!seeded_) {
+      state_ = detail::mix64(wg_.job->channel().seed ^ detail::mix64(
+                                 std::uint64_t(wg_.id) << 32 ^ wg_.job->next_incarnation(wg_.id)));
+      seeded_ = true;
+    }
+    return detail::mix64(state_++);
+  }
+  void on_membership(std::uint32_t, std::uint32_t after) { wg_.job->record_membership(after); }
+  [[noreturn]] void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
+                                        std::uint32_t finished) {
+    wg_.fail("global barrier at line " + std::to_string(site) + " can never complete: " +
+             std::to_string(arrived) + " of " + std::to_string(active) +
+             " workgroups arrived and " + std::to_string(finished) +
+             " returned from the kernel without reaching it (kernel-level barriers must be "
+             "reached by every workgroup)");
+  }
+  [[noreturn]] void invariant_failed(const char* what) {
+    wg_.fail(std::string("cooperative-kernel invariant violated: ") + what);
+  }
+
+ private:
+  Workgroup<K>& wg_;
+  std::uint64_t spins_ = 0;
+  bool started_ = false;
+  std::chrono::steady_clock::time_point since_;
+  bool seeded_ = false;
+  std::uint64_t state_ = 0;
+};
+
+/// The kernel context of one emulated GPU thread (see include/coop/kernel.hpp).
+template <class K>
+class Ctx {
+ public:
+  Ctx(Workgroup<K>& wg, unsigned lid, Env<K>* env) : wg_(wg), lid_(lid), env_(env) {}
+
+  std::uint32_t group_id() const { return wg_.id; }
+  std::uint32_t num_groups() const { return protocol().active(); }
+  std::uint32_t max_groups() const { return wg_.job->max_groups(); }
+  std::uint32_t local_id() const { return lid_; }
+  std::uint32_t local_size() const { return wg_.threads; }
+  std::uint64_t global_id() const { return std::uint64_t(wg_.id) * wg_.threads + lid_; }
+  std::uint64_t global_size() const { return std::uint64_t(num_groups()) * wg_.threads; }
+  int resume_point() const { return wg_.resume_point; }
+  shared_t<K>& shared() { return wg_.shared; }
+
+  void barrier(int site = __builtin_LINE()) {
+    wg_.check_alive(detail::SiteKind::workgroup_barrier, site);
+    wg_.sync(detail::SiteKind::workgroup_barrier, site, lid_);
+  }
+  bool offer_kill(int site = __builtin_LINE()) {
+    return collective(detail::SiteKind::offer_kill, site,
+                      [&] { return protocol().offer_kill(wg_.id, site) ? 1u : 0u; }) != 0;
+  }
+  std::uint32_t request_fork(int site = __builtin_LINE()) {
+    return std::uint32_t(collective(detail::SiteKind::request_fork, site,
+                                    [&] { return protocol().request_fork(wg_.id, site); }));
+  }
+  void global_barrier(int site = __builtin_LINE()) {
+    collective(detail::SiteKind::global_barrier, site,
+               [&] { return protocol().barrier(wg_.id, false, site) ? 1u : 0u; });
+  }
+  bool resizing_barrier(int site = __builtin_LINE()) {
+    return collective(detail::SiteKind::resizing_barrier, site,
+                      [&] { return protocol().barrier(wg_.id, true, site) ? 1u : 0u; }) != 0;
+  }
+  std::uint32_t query(int site = __builtin_LINE()) {
+    return std::uint32_t(
+        collective(detail::SiteKind::query, site, [&] { return protocol().query(); }));
+  }
+  /// One step of a spin-wait in kernel code: lets other threads and workgroups run.
+  void pause() { wg_.pause(); }
+
+  void unknown_resume_point() {
+    wg_.fail("workgroup " + std::to_string(wg_.id) + " was started at resume point line " +
+             std::to_string(wg_.resume_point) +
+             ", which the kernel's COOP_BEGIN switch does not contain (is the resume point "
+             "inside a nested switch statement?)");
+  }
+
+ private:
+  detail::Protocol<Env<K>> protocol() const {
+    return detail::Protocol<Env<K>>(wg_.job->channel(), *env_);
+  }
+  // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
+  // get its answer. Two workgroup barriers: one to check uniformity, one to publish the answer.
+  template <class F>
+  std::uint64_t collective(detail::SiteKind kind, int site, F&& thread0) {
+    wg_.check_alive(kind, site);
+    wg_.sync(kind, site, lid_);
+    if (lid_ == 0) {
+      wg_.job->set_wait(wg_.id, kind, site);
+      env_->begin_wait();
+      wg_.result = thread0();
+      wg_.job->clear_wait(wg_.id);
+      if (wg_.result && (kind == detail::SiteKind::offer_kill ||
+                         kind == detail::SiteKind::resizing_barrier))
+        wg_.killed = true;
+    }
+    wg_.sync(kind, site, lid_);
+    std::uint64_t r = wg_.result;
+    return r;
+  }
+
+  Workgroup<K>& wg_;
+  unsigned lid_;
+  Env<K>* env_;  // thread 0's; other threads never touch it
+};
+
+/// A running cooperative kernel of type K on the CPU backend.
+template <class K>
+class Job : public JobCore {
+ public:
+  Job(detail::Scheduler& sched, const LaunchConfig& cfg, std::uint32_t n, const Options& opts,
+      const params_t<K>& params)
+      : JobCore(sched, cfg, detail::traits_of<K>(), n, opts), params_(params) {}
+
+  void start_group(std::uint32_t id, int resume, const transmit_t<K>& t) {
+    start_thread(id, [this, id, resume, t] { run_group(id, resume, t); });
+  }
+
+  void launch(std::uint32_t m0, const transmit_t<K>& t0) {
+    start(m0);
+    for (std::uint32_t id = 0; id < m0; ++id) start_group(id, 0, t0);
+  }
+
+ private:
+  struct FiberArg {
+    Job* job;
+    Workgroup<K>* wg;
+    Env<K>* env;
+  };
+
+  static void fiber_main(void* p, unsigned lid) {
+    auto* a = static_cast<FiberArg*>(p);
+    Workgroup<K>& wg = *a->wg;
+    try {
+      transmit_t<K> t = wg.transmit_init;
+      if (lid == 0) wg.transmit0 = &t;
+      Ctx<K> ctx(wg, lid, a->env);
+      K{}(ctx, a->job->params_, t);
+      wg.thread_exit(lid);
+    } catch (const Aborted&) {
+      wg.team.stop();
+    } catch (const std::exception& e) {
+      a->job->fail("workgroup " + std::to_string(wg.id) + ": " + e.what());
+      wg.team.stop();
+    }
+  }
+
+  void run_group(std::uint32_t id, int resume, transmit_t<K> t) {
+    bool finished = false;
+    try {
+      Workgroup<K> wg(this, id, resume, t);
+      Env<K> env(wg);
+      FiberArg arg{this, &wg, &env};
+      wg.team.run(&Job::fiber_main, &arg);
+      finished = !wg.killed && wg.team.finished() == wg.threads;
+    } catch (const std::exception& e) {
+      fail("workgroup " + std::to_string(id) + " could not start: " + e.what());
+    }
+    group_exit(id, finished);
+  }
+
+  params_t<K> params_;
+};
+
+}  // namespace coop::cpu

@@ -1,0 +1,135 @@
+// Non-template parts of the CPU backend: a job's channel, workgroup threads, statistics,
+// checking-mode state, and the per-workgroup synchronisation the kernel context uses.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/cpu/fiber.hpp"
+#include "coop/kernel.hpp"
+#include "coop/policy.hpp"
+#include "coop/protocol.hpp"
+#include "coop/scheduler.hpp"
+#include "coop/stats.hpp"
+
+namespace coop::cpu {
+
+/// Unwinds a workgroup's fibers when its job stops (error elsewhere, misuse detected).
+struct Aborted {};
+
+struct Options {
+  bool checking = true;
+  double watchdog_s = 20;
+};
+
+/// One workgroup instance: its fibers, barrier state, broadcast slot and shared memory.
+class WorkgroupBase {
+ public:
+  WorkgroupBase(class JobCore* job, std::uint32_t id, std::uint32_t threads, int resume_point);
+  /// Workgroup barrier for thread `lid`; checks that every thread reached the same primitive.
+  void sync(detail::SiteKind kind, int site, unsigned lid);
+  /// Misuse check: a killed workgroup must not reach another primitive.
+  void check_alive(detail::SiteKind kind, int site);
+  /// Thread `lid` returned from the kernel.
+  void thread_exit(unsigned lid);
+  void pause();  ///< a spin-wait step inside kernel code
+  [[noreturn]] void fail(const std::string& what);
+
+  JobCore* const job;
+  const std::uint32_t id;
+  const std::uint32_t threads;
+  const int resume_point;
+  FiberTeam team;
+  bool killed = false;
+  std::uint64_t result = 0;  ///< thread 0's answer to a workgroup-level primitive
+
+ private:
+  struct Site {
+    detail::SiteKind kind;
+    int line;
+  };
+  std::string describe_sites() const;
+  unsigned arrived_ = 0, exited_ = 0, generation_ = 0;
+  std::vector<Site> sites_;
+  std::vector<unsigned char> exited_mask_;
+};
+
+/// Job state shared by the CPU backend's template code; the scheduler's view of the job.
+class JobCore : public detail::JobControl {
+ public:
+  JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const KernelTraits& traits,
+          std::uint32_t n, const Options& opts);
+  ~JobCore() override;
+
+  // JobControl
+  detail::Membership membership() const override;
+  void request_kills(std::uint32_t n) override;
+  void grant(std::uint32_t n) override;
+  std::uint32_t revoke_grant() override;
+
+  detail::Channel& channel() { return *channel_; }
+  std::uint32_t max_groups() const { return n_; }
+  std::uint32_t threads() const { return cfg_.threads; }
+  const Options& options() const { return opts_; }
+  detail::Scheduler& scheduler() { return sched_; }
+
+  /// Starts the first M0 workgroups (after admission) and returns.
+  void start(std::uint32_t m0);
+  /// Starts workgroup `id` on a new thread; `body` runs it.
+  void start_thread(std::uint32_t id, std::function<void()> body);
+  /// A workgroup's thread is done with it (killed, finished or aborted).
+  void group_exit(std::uint32_t id, bool finished_normally);
+  void record_membership(std::uint32_t after);
+
+  /// First error wins; every workgroup unwinds at its next wait.
+  void fail(const std::string& what);
+  bool aborted() const { return aborted_.load(std::memory_order_relaxed); }
+  /// Checking mode: what workgroup `id`'s thread 0 is waiting for (watchdog report).
+  void set_wait(std::uint32_t id, detail::SiteKind kind, int site);
+  void clear_wait(std::uint32_t id);
+  /// Called while a workgroup has been waiting `waited_s` seconds; reports a stall.
+  void check_watchdog(std::uint32_t id, double waited_s);
+  std::uint64_t next_incarnation(std::uint32_t id);
+
+  void wait();
+  bool done() const;
+  JobStats stats() const;
+  void set_cap(std::uint32_t cap);
+
+ private:
+  std::string stall_report() const;
+  void reap_locked();
+
+  detail::Scheduler& sched_;
+  LaunchConfig cfg_;
+  KernelTraits traits_;
+  std::uint32_t n_;
+  Options opts_;
+  std::unique_ptr<detail::Channel> channel_;
+  std::atomic<bool> aborted_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint32_t live_ = 0;
+  bool finished_ = false;
+  std::string error_;
+  std::vector<std::thread> threads_;
+  std::vector<std::thread::id> exited_threads_;
+  JobStats stats_;
+  struct WaitState {
+    std::atomic<int> kind{-1};
+    std::atomic<int> site{0};
+    std::atomic<int> state{0};  // 0 absent, 1 running, 2 finished, 3 killed
+  };
+  std::unique_ptr<WaitState[]> wait_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> incarnation_;
+};
+
+}  // namespace coop::cpu

@@ -1,0 +1,115 @@
+// What a kernel author includes: resume-point macros and the pieces of a kernel type.
+//
+// A cooperative kernel is a type with
+//   struct Params   { ... };   // immutable launch parameters (trivially copyable)
+//   struct Transmit { ... };   // optional: state new workgroups inherit (trivially copyable)
+//   struct Shared   { ... };   // optional: workgroup-shared memory (trivially constructible)
+//   static constexpr coop::KernelTraits traits{...};   // optional App. B alternatives
+//   template <class Ctx> COOP_HD void operator()(Ctx&, const Params&, Transmit&) const;
+//
+// Forked workgroups enter the kernel at the point after the request_fork or resizing barrier
+// that created them. The body is therefore a switch on the resume point (the stackless
+// coroutine pattern):
+//
+//   COOP_BEGIN(ctx);
+//   while (...) {
+//     ...
+//     COOP_RESIZING_BARRIER(ctx);   // new workgroups start here, with the transmitted state
+//   }
+//   COOP_END(ctx);
+//
+// Rules the compiler enforces: a resume point may not jump past an initialised local (g++:
+// "jump to case label crosses initialization"; nvcc: warning 546, an error in coop's build).
+// Locals are not preserved for new workgroups: only Params and Transmit are. A resume point
+// inside a nested switch would belong to that switch: coop reports it at run time.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "coop/config.hpp"
+#include "coop/policy.hpp"
+
+namespace coop {
+
+struct Empty {};
+
+namespace detail {
+template <class K, class = void>
+struct transmit_of {
+  using type = Empty;
+};
+template <class K>
+struct transmit_of<K, std::void_t<typename K::Transmit>> {
+  using type = typename K::Transmit;
+};
+template <class K, class = void>
+struct shared_of {
+  using type = Empty;
+};
+template <class K>
+struct shared_of<K, std::void_t<typename K::Shared>> {
+  using type = typename K::Shared;
+};
+template <class K>
+constexpr KernelTraits traits_of() {
+  if constexpr (requires { K::traits; }) {
+    return K::traits;
+  } else {
+    return KernelTraits{};
+  }
+}
+
+/// Which primitive a workgroup-level synchronisation belongs to (for misuse reports).
+enum class SiteKind : std::uint8_t {
+  workgroup_barrier,
+  offer_kill,
+  request_fork,
+  global_barrier,
+  resizing_barrier,
+  query,
+  exit,
+};
+const char* site_name(SiteKind k);
+}  // namespace detail
+
+template <class K>
+using params_t = typename K::Params;
+template <class K>
+using transmit_t = typename detail::transmit_of<K>::type;
+template <class K>
+using shared_t = typename detail::shared_of<K>::type;
+
+}  // namespace coop
+
+/// Opens the kernel body: dispatches to the resume point the workgroup starts at.
+#define COOP_BEGIN(ctx)                 \
+  switch ((ctx).resume_point()) {       \
+    default:                            \
+      (ctx).unknown_resume_point();     \
+      return;                           \
+    case 0:
+
+/// Closes the kernel body opened by COOP_BEGIN.
+#define COOP_END(ctx) \
+  }                   \
+  (void)(ctx)
+
+/// offer_kill: if the scheduler accepts, the workgroup leaves the kernel here.
+#define COOP_OFFER_KILL(ctx) \
+  do {                       \
+    if ((ctx).offer_kill(__LINE__)) return; \
+  } while (0)
+
+/// request_fork: new workgroups start right after this point with the transmitted state.
+#define COOP_REQUEST_FORK(ctx)     \
+  (ctx).request_fork(__LINE__);    \
+  [[fallthrough]];                 \
+  case __LINE__:
+
+/// resizing_global_barrier: M may change here; new workgroups start right after it with the
+/// transmitted state of workgroup 0, removed workgroups leave the kernel.
+#define COOP_RESIZING_BARRIER(ctx)                   \
+  if ((ctx).resizing_barrier(__LINE__)) return;      \
+  [[fallthrough]];                                   \
+  case __LINE__:

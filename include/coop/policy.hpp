@@ -1,0 +1,65 @@
+// Scheduler policies, kernel traits (the App. B alternatives) and launch configuration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "coop/config.hpp"
+
+namespace coop {
+
+/// How the scheduler answers offer_kill / request_fork / resizing barriers of one job.
+struct Policy {
+  enum class Kind : std::uint8_t {
+    generous,     ///< kill only when capacity is needed elsewhere, fork when it is free (default)
+    fixed,        ///< never resize: M stays at its initial value
+    adversarial,  ///< a random legal choice at every kill, fork and resizing point (seeded)
+    cap,          ///< like generous, but never more than `cap` workgroups (changeable live)
+  };
+  Kind kind = Kind::generous;
+  std::uint64_t seed = 0;  ///< adversarial only
+  std::uint32_t cap = 0;   ///< cap only: the initial limit on M
+
+  static Policy generous() { return {}; }
+  static Policy fixed() { return {Kind::fixed, 0, 0}; }
+  static Policy adversarial(std::uint64_t seed) { return {Kind::adversarial, seed, 0}; }
+  static Policy capped(std::uint32_t m) { return {Kind::cap, 0, m}; }
+
+  std::string name() const;
+  /// Parses "generous", "fixed", "adversarial:SEED" or "cap:M"; throws std::invalid_argument.
+  static Policy parse(const std::string& text);
+};
+
+/// Which resizing barrier implementation a job uses (paper §4.2).
+enum class ResizeBarrier : std::uint8_t {
+  query,  ///< all W requested workgroups leave at one barrier (default)
+  plain,  ///< each slave offers a kill once on arrival; at most a few leave per barrier
+};
+
+/// Opt-in alternative semantics from App. B, declared by a kernel as
+/// `static constexpr coop::KernelTraits traits{...};`.
+struct KernelTraits {
+  /// Any workgroup may be killed, not only the top one: ids are no longer contiguous.
+  bool kill_any_order = false;
+  /// Workgroup 0 may be killed when it is the last one, ending the kernel early.
+  bool allow_kill_zero = false;
+};
+
+/// Execution mode of a launch.
+enum class Mode : std::uint8_t {
+  cooperative,  ///< the cooperative kernels model
+  /// Backwards-compatible mode: the kernel as a plain persistent kernel (kill/fork are no-ops,
+  /// a resizing barrier is a global barrier, M = N from the start).
+  persistent,
+};
+
+struct LaunchConfig {
+  std::uint32_t max_groups = 0;  ///< N: at most this many workgroups (0 = as many as fit)
+  std::uint32_t threads = 64;    ///< threads per workgroup
+  Policy policy{};
+  ResizeBarrier barrier = ResizeBarrier::query;
+  Mode mode = Mode::cooperative;
+  int priority = 0;  ///< higher-priority jobs give up workgroups last
+};
+
+}  // namespace coop

@@ -1,0 +1,326 @@
+#include "coop/cpu/job.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+namespace coop::detail {
+const char* site_name(SiteKind k) {
+  switch (k) {
+    case SiteKind::workgroup_barrier:
+      return "workgroup barrier";
+    case SiteKind::offer_kill:
+      return "offer_kill";
+    case SiteKind::request_fork:
+      return "request_fork";
+    case SiteKind::global_barrier:
+      return "global barrier";
+    case SiteKind::resizing_barrier:
+      return "resizing barrier";
+    case SiteKind::query:
+      return "query";
+    case SiteKind::exit:
+      break;
+  }
+  return "kernel exit";
+}
+}  // namespace coop::detail
+
+namespace coop::cpu {
+
+using detail::SiteKind;
+
+// ---------------------------------------------------------------- WorkgroupBase
+
+WorkgroupBase::WorkgroupBase(JobCore* job_, std::uint32_t id_, std::uint32_t threads_,
+                             int resume_point_)
+    : job(job_),
+      id(id_),
+      threads(threads_),
+      resume_point(resume_point_),
+      team(threads_, FiberTeam::default_stack_bytes()),
+      sites_(threads_),
+      exited_mask_(threads_, 0) {}
+
+void WorkgroupBase::fail(const std::string& what) {
+  job->fail(what);
+  throw Aborted{};
+}
+
+std::string WorkgroupBase::describe_sites() const {
+  std::ostringstream os;
+  for (unsigned i = 0; i < threads; ++i) {
+    if (i) os << ", ";
+    if (exited_mask_[i])
+      os << "thread " << i << ": returned from the kernel";
+    else
+      os << "thread " << i << ": " << detail::site_name(sites_[i].kind) << " at line "
+         << sites_[i].line;
+  }
+  return os.str();
+}
+
+void WorkgroupBase::sync(SiteKind kind, int site, unsigned lid) {
+  if (job && job->aborted()) throw Aborted{};
+  if (threads == 1) return;
+  sites_[lid] = {kind, site};
+  ++arrived_;
+  if (arrived_ + exited_ < threads) {
+    unsigned g = generation_;
+    while (generation_ == g) {
+      team.yield();
+      if (job && job->aborted()) throw Aborted{};
+    }
+    return;
+  }
+  // Last arrival: every thread must be at the same primitive (workgroup-level functions must be
+  // reached uniformly), and none may have left the kernel.
+  bool uniform = exited_ == 0;
+  if (job == nullptr || job->options().checking || !uniform) {
+    for (unsigned i = 0; i < threads && uniform; ++i)
+      uniform = sites_[i].kind == kind && sites_[i].line == site;
+  }
+  if (!uniform)
+    fail("workgroup " + std::to_string(id) + ": a workgroup-level primitive was not reached by " +
+         "all threads of the workgroup (" + describe_sites() + ")");
+  arrived_ = 0;
+  ++generation_;
+}
+
+void WorkgroupBase::check_alive(SiteKind kind, int site) {
+  if (killed)
+    fail("workgroup " + std::to_string(id) + " reached " + detail::site_name(kind) + " at line " +
+         std::to_string(site) +
+         " after it was killed: return from the kernel when offer_kill or a resizing barrier "
+         "says so (use COOP_OFFER_KILL / COOP_RESIZING_BARRIER)");
+}
+
+void WorkgroupBase::thread_exit(unsigned lid) {
+  exited_mask_[lid] = 1;
+  ++exited_;
+  if (arrived_ > 0) {
+    sites_[lid] = {SiteKind::exit, 0};
+    fail("workgroup " + std::to_string(id) + ": thread " + std::to_string(lid) +
+         " returned from the kernel while other threads wait at a workgroup-level primitive (" +
+         describe_sites() + ")");
+  }
+}
+
+void WorkgroupBase::pause() {
+  if (job && job->aborted()) throw Aborted{};
+  team.yield();
+  std::this_thread::yield();
+}
+
+// ---------------------------------------------------------------- JobCore
+
+JobCore::JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const KernelTraits& traits,
+                 std::uint32_t n, const Options& opts)
+    : sched_(sched),
+      cfg_(cfg),
+      traits_(traits),
+      n_(n),
+      opts_(opts),
+      channel_(std::make_unique<detail::Channel>()),
+      wait_(std::make_unique<WaitState[]>(n)),
+      incarnation_(std::make_unique<std::atomic<std::uint64_t>[]>(n)) {
+  using namespace detail;
+  Channel& ch = *channel_;
+  ch.max_groups = n;
+  ch.seed = cfg.policy.seed;
+  std::uint32_t f = 0;
+  if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
+  if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
+  if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
+  if (traits.kill_any_order) f |= flag_any_order;
+  if (traits.allow_kill_zero) f |= flag_kill_zero;
+  ch.flags = f;
+  stats_.max_groups = n;
+}
+
+JobCore::~JobCore() {
+  // Joining here keeps the kernel's threads from outliving the job even if nobody waited.
+  std::vector<std::thread> threads;
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return live_ == 0; });
+    threads.swap(threads_);
+  }
+  for (auto& t : threads)
+    if (t.joinable()) t.join();
+}
+
+detail::Membership JobCore::membership() const { return detail::unpack(
+    detail::atomic<std::uint64_t>(channel_->membership).load()); }
+
+void JobCore::request_kills(std::uint32_t n) {
+  detail::atomic<std::uint64_t> word(channel_->membership);
+  std::uint64_t raw = word.load();
+  for (;;) {
+    detail::Membership m = detail::unpack(raw);
+    m.kill_wanted += n;
+    if (word.cas(raw, detail::pack(m))) return;
+  }
+}
+
+void JobCore::grant(std::uint32_t n) {
+  detail::atomic<std::uint64_t> word(channel_->membership);
+  std::uint64_t raw = word.load();
+  for (;;) {
+    detail::Membership m = detail::unpack(raw);
+    m.fork_granted += n;
+    if (word.cas(raw, detail::pack(m))) return;
+  }
+}
+
+std::uint32_t JobCore::revoke_grant() {
+  detail::atomic<std::uint64_t> word(channel_->membership);
+  std::uint64_t raw = word.load();
+  for (;;) {
+    detail::Membership m = detail::unpack(raw);
+    std::uint32_t g = m.fork_granted;
+    if (g == 0) return 0;
+    m.fork_granted = 0;
+    if (word.cas(raw, detail::pack(m))) return g;
+  }
+}
+
+void JobCore::start(std::uint32_t m0) {
+  detail::Membership m;
+  m.active = m0;
+  channel_->membership = detail::pack(m);
+  detail::Protocol<JobCore>::init_present(*channel_, m0);
+  std::lock_guard lock(mu_);
+  stats_.initial_groups = m0;
+  stats_.start_ms = sched_.now_ms();
+  stats_.timeline.push_back({stats_.start_ms, m0});
+}
+
+void JobCore::start_thread(std::uint32_t id, std::function<void()> body) {
+  std::lock_guard lock(mu_);
+  reap_locked();
+  ++live_;
+  wait_[id].state.store(1);
+  threads_.emplace_back(std::move(body));
+}
+
+void JobCore::reap_locked() {
+  if (exited_threads_.empty()) return;
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    auto f = std::find(exited_threads_.begin(), exited_threads_.end(), it->get_id());
+    if (f != exited_threads_.end()) {
+      it->join();
+      exited_threads_.erase(f);
+      it = threads_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void JobCore::group_exit(std::uint32_t id, bool finished_normally) {
+  wait_[id].state.store(finished_normally ? 2 : 3);
+  if (finished_normally) {
+    detail::atomic<std::uint32_t>(channel_->finished).fetch_add(1);
+  }
+  sched_.group_exited(this);
+  std::lock_guard lock(mu_);
+  exited_threads_.push_back(std::this_thread::get_id());
+  if (--live_ == 0) {
+    finished_ = true;
+    stats_.end_ms = sched_.now_ms();
+    stats_.final_groups = membership().active;
+    sched_.job_finished(this);
+  }
+  cv_.notify_all();
+}
+
+void JobCore::record_membership(std::uint32_t after) {
+  std::lock_guard lock(mu_);
+  stats_.timeline.push_back({sched_.now_ms(), after});
+}
+
+void JobCore::fail(const std::string& what) {
+  {
+    std::lock_guard lock(mu_);
+    if (error_.empty()) error_ = what;
+  }
+  aborted_.store(true);
+  detail::atomic<std::uint32_t>(channel_->abort).store(1);
+}
+
+void JobCore::set_wait(std::uint32_t id, SiteKind kind, int site) {
+  wait_[id].site.store(site, std::memory_order_relaxed);
+  wait_[id].kind.store(int(kind), std::memory_order_relaxed);
+}
+void JobCore::clear_wait(std::uint32_t id) { wait_[id].kind.store(-1, std::memory_order_relaxed); }
+
+std::uint64_t JobCore::next_incarnation(std::uint32_t id) { return incarnation_[id]++; }
+
+std::string JobCore::stall_report() const {
+  std::ostringstream os;
+  detail::Membership m = membership();
+  os << "job made no progress for " << opts_.watchdog_s << " s (M=" << m.active
+     << ", N=" << n_ << "); workgroups: ";
+  for (std::uint32_t i = 0; i < n_; ++i) {
+    int st = wait_[i].state.load();
+    if (st == 0) continue;
+    os << "\n  workgroup " << i << ": ";
+    if (st == 2) {
+      os << "finished";
+    } else if (st == 3) {
+      os << "left (killed)";
+    } else {
+      int k = wait_[i].kind.load();
+      if (k < 0)
+        os << "running kernel code (not at a primitive: a spin-wait of its own?)";
+      else
+        os << "waits at " << detail::site_name(SiteKind(k)) << " (line " << wait_[i].site.load()
+           << ")";
+    }
+  }
+  return os.str();
+}
+
+void JobCore::check_watchdog(std::uint32_t id, double waited_s) {
+  (void)id;
+  if (opts_.watchdog_s > 0 && waited_s > opts_.watchdog_s) {
+    fail(stall_report());
+    throw Aborted{};
+  }
+}
+
+void JobCore::wait() {
+  std::vector<std::thread> threads;
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return live_ == 0; });
+    threads.swap(threads_);
+    exited_threads_.clear();
+  }
+  for (auto& t : threads)
+    if (t.joinable()) t.join();
+  std::lock_guard lock(mu_);
+  if (!error_.empty()) throw misuse_error(error_);
+}
+
+bool JobCore::done() const {
+  std::lock_guard lock(mu_);
+  return live_ == 0;
+}
+
+JobStats JobCore::stats() const {
+  std::lock_guard lock(mu_);
+  JobStats s = stats_;
+  const detail::Channel& ch = *channel_;
+  s.kills = ch.kills;
+  s.forks = ch.forks;
+  s.forked_groups = ch.forked_groups;
+  s.resizes = ch.resizes;
+  s.barriers = ch.barriers;
+  return s;
+}
+
+void JobCore::set_cap(std::uint32_t cap) { sched_.set_cap(this, cap); }
+
+}  // namespace coop::cpu

@@ -1,0 +1,41 @@
+#include <stdexcept>
+#include <string>
+
+#include "coop/policy.hpp"
+
+namespace coop {
+
+std::string Policy::name() const {
+  switch (kind) {
+    case Kind::fixed:
+      return "fixed";
+    case Kind::adversarial:
+      return "adversarial:" + std::to_string(seed);
+    case Kind::cap:
+      return "cap:" + std::to_string(cap);
+    case Kind::generous:
+      break;
+  }
+  return "generous";
+}
+
+Policy Policy::parse(const std::string& text) {
+  auto number = [&](const std::string& digits) -> std::uint64_t {
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("policy '" + text + "': expected a number after ':'");
+    return std::stoull(digits);
+  };
+  if (text == "generous") return generous();
+  if (text == "fixed") return fixed();
+  if (text.rfind("adversarial:", 0) == 0) return adversarial(number(text.substr(12)));
+  if (text.rfind("cap:", 0) == 0) {
+    std::uint64_t m = number(text.substr(4));
+    if (m == 0 || m > kMaxGroupsLimit)
+      throw std::invalid_argument("policy '" + text + "': cap must be at least 1");
+    return capped(std::uint32_t(m));
+  }
+  throw std::invalid_argument("unknown policy '" + text +
+                              "' (expected generous, fixed, adversarial:SEED or cap:M)");
+}
+
+}  // namespace coop
