@@ -155,7 +155,6 @@ class Protocol {
     bool may_resize = resizing && !(flags_ & flag_no_resize);
     atomic<std::uint32_t> arrived(ch_.arrived), generation(ch_.generation);
     std::uint32_t gen = generation.load();
-    if (may_resize && (flags_ & flag_plain_barrier) && id != 0 && plain_kill_once(id)) return true;
     arrived.fetch_add(1);
     if (id == 0) {
       master_wait(site);
@@ -284,21 +283,6 @@ class Protocol {
     }
   }
 
-  // Paper §4.2, the barrier without query: a slave offers itself once as it arrives.
-  COOP_HD bool plain_kill_once(std::uint32_t id) {
-    std::uint64_t raw = atomic<std::uint64_t>(ch_.membership).load();
-    Membership s = unpack(raw);
-    if (flags_ & flag_adversarial) return adversarial_kill(id, raw);
-    if (s.kill_wanted == 0 || id + 1 != s.active || !removable(id, s)) return false;
-    Membership next = s;
-    next.active -= 1;
-    next.kill_wanted -= 1;
-    if (!atomic<std::uint64_t>(ch_.membership).cas(raw, pack(next))) return false;
-    atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
-    env_.on_membership(s.active, next.active);
-    return true;
-  }
-
   COOP_HD void master_wait(int site) {
     atomic<std::uint32_t> arrived(ch_.arrived);
     for (;;) {
@@ -328,8 +312,13 @@ class Protocol {
       std::uint32_t target = s.active;
       if (flags_ & flag_adversarial) {
         target = 1 + std::uint32_t(env_.random() % ch_.max_groups);
-      } else if (s.kill_wanted > 0 && !(flags_ & flag_plain_barrier)) {
-        std::uint32_t k = s.kill_wanted < s.active - 1 ? s.kill_wanted : s.active - 1;
+      } else if (s.kill_wanted > 0) {
+        // Query barrier: all W leave at once. Plain barrier (paper §4.2 without query): one
+        // offer per barrier succeeds. The paper's slaves offered on arrival, which lets M
+        // change while late workgroups are still in the interval; deciding here, with every
+        // workgroup present, keeps M stable between resizing barriers.
+        std::uint32_t want = (flags_ & flag_plain_barrier) ? 1 : s.kill_wanted;
+        std::uint32_t k = want < s.active - 1 ? want : s.active - 1;
         target = s.active - k;
         next.kill_wanted -= k;
       } else if (s.fork_granted > 0 && s.kill_wanted == 0) {

@@ -38,17 +38,25 @@ std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::ui
     throw std::invalid_argument("job needs " + std::to_string(need) +
                                 " co-resident workgroups but the device holds only " +
                                 std::to_string(capacity_));
-  if (cfg.policy.kind == Policy::Kind::cap && cfg.policy.cap == 0)
-    throw std::invalid_argument("cap policy needs a cap of at least 1 workgroup");
-  std::unique_lock lock(mu_);
-  // A job may start with fewer than N workgroups, but not before one is free (paper §3.1).
-  cv_.wait(lock, [&] { return free_ >= need && waiters_.empty(); });
   JobEntry e{job, cfg.policy, cfg.priority, n, 0, 0, reserved, cfg.policy.cap};
-  std::uint32_t m0 = reserved ? n : std::min(free_, target_of(e));
-  if (cfg.policy.kind == Policy::Kind::fixed) m0 = std::min(free_, n);
-  e.held = reserved ? n : m0;
-  free_ -= e.held;
+  std::unique_lock lock(mu_);
+  // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
+  // its first slots are gathered like a task's, from jobs that can shrink.
+  auto it = waiters_.insert(waiters_.end(), Waiter{need, 0, cfg.priority, seq_++});
+  dispatch();
+  reclaim();
+  cv_.wait(lock, [&] {
+    if (it->got < it->need) reclaim();
+    return it->got == it->need;
+  });
+  std::uint32_t m0 = it->got;
+  waiters_.erase(it);
+  std::uint32_t extra = std::min(free_, target_of(e) - m0);
+  m0 += reserved ? 0 : extra;
+  free_ -= reserved ? 0 : extra;
+  e.held = m0;
   jobs_.push_back(e);
+  dispatch();
   return m0;
 }
 

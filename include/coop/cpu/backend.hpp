@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <exception>
+#include <type_traits>
 #include <memory>
 #include <thread>
 
@@ -20,8 +22,8 @@ class Job;
 /// A workgroup of kernel K.
 template <class K>
 struct Workgroup : WorkgroupBase {
-  Workgroup(Job<K>* j, std::uint32_t id, int resume, const transmit_t<K>& t)
-      : WorkgroupBase(j, id, j->threads(), resume), kjob(j), transmit_init(t) {}
+  Workgroup(Job<K>* j, std::uint32_t group, int resume, const transmit_t<K>& t)
+      : WorkgroupBase(j, group, j->threads(), resume), kjob(j), transmit_init(t) {}
   Job<K>* kjob;
   transmit_t<K> transmit_init;
   transmit_t<K>* transmit0 = nullptr;  ///< thread 0's transmitted variables
@@ -128,6 +130,17 @@ class Ctx {
   std::uint32_t query(int site = __builtin_LINE()) {
     return std::uint32_t(
         collective(detail::SiteKind::query, site, [&] { return protocol().query(); }));
+  }
+  /// Workgroup-level: every thread gets thread 0's `value` (at most 8 bytes).
+  template <class T>
+  T broadcast(const T& value, int site = __builtin_LINE()) {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
+    std::uint64_t bits = 0;
+    if (lid_ == 0) std::memcpy(&bits, &value, sizeof(T));
+    std::uint64_t r = collective(detail::SiteKind::workgroup_barrier, site, [&] { return bits; });
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
   }
   /// One step of a spin-wait in kernel code: lets other threads and workgroups run.
   void pause() { wg_.pause(); }

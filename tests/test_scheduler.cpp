@@ -1,0 +1,156 @@
+// The host scheduler: tasks gather workgroups from running jobs and give them back; policies;
+// launch validation.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "backend.hpp"
+#include "examples/task_queue.hpp"
+
+using namespace coop;
+
+namespace {
+// Runs until told to stop, offering kills and requesting forks every iteration.
+struct Spinner {
+  struct Params {
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      COOP_OFFER_KILL(ctx);
+      COOP_REQUEST_FORK(ctx);
+      ctx.pause();
+    }
+    COOP_END(ctx);
+  }
+};
+}  // namespace
+
+TEST(Scheduler, TaskGathersThenJobRegrows) {
+  auto rt = test::make_runtime(8);
+  std::uint32_t stop = 0;
+  auto job = rt->launch<Spinner>({.max_groups = 8, .threads = 2}, {&stop});
+  EXPECT_EQ(job.active_groups(), 8u);
+  for (std::uint32_t k : {1u, 2u, 4u, 7u}) {
+    TaskRecord r = rt->run(k, [&](Task& t) {
+      EXPECT_EQ(t.groups(), k);
+      // While the task holds its slots the job runs on what is left.
+      EXPECT_LE(job.active_groups(), 8u - k);
+    });
+    EXPECT_EQ(r.groups, k);
+    EXPECT_GE(r.gather_ms(), 0.0);
+    EXPECT_LE(r.request_ms, r.gathered_ms);
+    // Capacity comes back through fork grants: the job returns to N.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (job.active_groups() < 8 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    EXPECT_EQ(job.active_groups(), 8u) << "job did not regrow after a task of " << k;
+  }
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job.wait();
+  JobStats s = job.stats();
+  EXPECT_EQ(s.kills, 1u + 2 + 4 + 7);
+  EXPECT_EQ(s.forked_groups, 1u + 2 + 4 + 7);
+  EXPECT_GE(s.timeline.size(), 2u);
+  EXPECT_EQ(rt->task_records().size(), 4u);
+}
+
+TEST(Scheduler, FixedPolicyNeverResizesAndTasksWaitForFreeSlots) {
+  auto rt = test::make_runtime(6);
+  std::uint32_t stop = 0;
+  auto job = rt->launch<Spinner>({.max_groups = 4, .threads = 2, .policy = Policy::fixed()},
+                                 {&stop});
+  EXPECT_EQ(job.active_groups(), 4u);
+  // Two slots are free: a task of 2 runs at once without touching the job.
+  rt->run(2, [&](Task&) { EXPECT_EQ(job.active_groups(), 4u); });
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    atomic_ref<std::uint32_t>(stop).store(1);
+  });
+  // A task of 5 must wait for the fixed job's workgroups to leave.
+  TaskRecord r = rt->run(5, [&](Task&) { EXPECT_EQ(atomic_ref<std::uint32_t>(stop).load(), 1u); });
+  stopper.join();
+  EXPECT_GE(r.gather_ms(), 10.0);
+  job.wait();
+  EXPECT_EQ(job.stats().kills, 0u);
+}
+
+TEST(Scheduler, CapPolicyThrottlesWhileRunning) {
+  auto rt = test::make_runtime(8);
+  std::uint32_t stop = 0;
+  auto job = rt->launch<Spinner>({.max_groups = 8, .threads = 2, .policy = Policy::capped(3)},
+                                 {&stop});
+  EXPECT_EQ(job.active_groups(), 3u);
+  auto wait_for = [&](std::uint32_t m) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (job.active_groups() != m && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    return job.active_groups();
+  };
+  job.set_cap(8);
+  EXPECT_EQ(wait_for(8), 8u);
+  job.set_cap(2);
+  EXPECT_EQ(wait_for(2), 2u);
+  job.set_cap(5);
+  EXPECT_EQ(wait_for(5), 5u);
+  EXPECT_THROW(job.set_cap(0), std::invalid_argument);
+  EXPECT_THROW(job.set_cap(9), std::invalid_argument);
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job.wait();
+}
+
+TEST(Scheduler, TwoJobsShareTheDevice) {
+  auto rt = test::make_runtime(8);
+  std::uint32_t stop = 0;
+  auto a = rt->launch<Spinner>({.max_groups = 8, .threads = 1}, {&stop});
+  EXPECT_EQ(a.active_groups(), 8u);
+  // A second job starts with what a task-free scheduler can give it: the first must shrink.
+  auto b_thread = std::thread([&] {
+    examples::TaskQueueBuffers buf(4, 200000, 500);
+    auto b = rt->launch<examples::TaskQueue>({.max_groups = 4, .threads = 2}, buf.params());
+    b.wait();
+    EXPECT_EQ(buf.sum, examples::TaskQueueBuffers::reference(200000));
+  });
+  // Make room for the second job through a task that then releases its slots to it.
+  rt->run(4, [](Task&) {});
+  b_thread.join();
+  atomic_ref<std::uint32_t>(stop).store(1);
+  a.wait();
+}
+
+TEST(Scheduler, RejectsImpossibleLaunchesAndTasks) {
+  auto rt = test::make_runtime(4);
+  std::uint32_t stop = 1;
+  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 5}, {&stop}), std::invalid_argument);
+  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .threads = 0}, {&stop}),
+               std::invalid_argument);
+  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .threads = 2048}, {&stop}),
+               std::invalid_argument);
+  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .policy = Policy::capped(3)}, {&stop}),
+               std::invalid_argument);
+  EXPECT_THROW(rt->run(0, [](Task&) {}), std::invalid_argument);
+  EXPECT_THROW(rt->run(5, [](Task&) {}), std::invalid_argument);
+}
+
+TEST(Scheduler, TaskExceptionReturnsSlots) {
+  auto rt = test::make_runtime(4);
+  EXPECT_THROW(rt->run(4, [](Task&) { throw std::runtime_error("task failed"); }),
+               std::runtime_error);
+  TaskRecord r = rt->run(4, [](Task&) {});
+  EXPECT_EQ(r.groups, 4u);
+}
+
+TEST(Policy, ParsesAndNames) {
+  EXPECT_EQ(Policy::parse("generous").kind, Policy::Kind::generous);
+  EXPECT_EQ(Policy::parse("fixed").kind, Policy::Kind::fixed);
+  EXPECT_EQ(Policy::parse("adversarial:17").seed, 17u);
+  EXPECT_EQ(Policy::parse("cap:3").cap, 3u);
+  EXPECT_EQ(Policy::parse("cap:3").name(), "cap:3");
+  EXPECT_THROW(Policy::parse("cap:0"), std::invalid_argument);
+  EXPECT_THROW(Policy::parse("adversarial:"), std::invalid_argument);
+  EXPECT_THROW(Policy::parse("greedy"), std::invalid_argument);
+}

@@ -1,0 +1,344 @@
+// One test per rule of the cooperative kernels semantics (paper §3.1), each checked by the
+// kernel itself under adversarial schedules: violations are counted in memory the test reads.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "backend.hpp"
+
+using namespace coop;
+using coop::test::hash3;
+
+namespace {
+
+/// Failure counters and observations shared by the instrumented kernels.
+struct Probe {
+  std::uint32_t not_below_m = 0;       // a live workgroup saw id >= M (ids not contiguous)
+  std::uint32_t m_above_n = 0;         // M > N observed
+  std::uint32_t zero_killed = 0;       // workgroup 0 was killed
+  std::uint32_t duplicate = 0;         // two live workgroups with the same id
+  std::uint32_t bad_transmit = 0;      // a new workgroup's transmit is not thread 0's
+  std::uint32_t unstable_m = 0;        // M changed inside a resizing-barrier interval
+  std::uint32_t bad_memory = 0;        // a global barrier did not order memory
+  std::uint64_t kills = 0, forked = 0, observed_query = 0;
+  std::uint64_t token = 0;             // next incarnation token
+  std::uint64_t owner[64] = {};        // token of the live owner of each id
+};
+
+template <class Ctx>
+COOP_HD void check_alive(Ctx& ctx, Probe* pr, std::uint64_t token) {
+  if (ctx.local_id() != 0) return;
+  const std::uint32_t m = ctx.num_groups();
+  if (ctx.group_id() >= m) atomic_ref<std::uint32_t>(pr->not_below_m).fetch_add(1);
+  if (m > ctx.max_groups()) atomic_ref<std::uint32_t>(pr->m_above_n).fetch_add(1);
+  if (atomic_ref<std::uint64_t>(pr->owner[ctx.group_id()]).load() != token)
+    atomic_ref<std::uint32_t>(pr->duplicate).fetch_add(1);
+}
+
+template <class Ctx>
+COOP_HD std::uint64_t claim_id(Ctx& ctx, Probe* pr) {
+  std::uint64_t token = 0;
+  if (ctx.local_id() == 0) {
+    token = atomic_ref<std::uint64_t>(pr->token).fetch_add(1) + 1;
+    atomic_ref<std::uint64_t>(pr->owner[ctx.group_id()]).store(token);
+  }
+  return token;
+}
+
+// Kill/fork loop: every workgroup offers a kill and requests a fork each iteration.
+struct KillFork {
+  struct Params {
+    Probe* probe;
+    std::uint32_t rounds;
+  };
+  struct Transmit {
+    std::uint32_t iteration = 0;
+    std::uint32_t origin = 0;
+    std::uint64_t value = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    std::uint64_t token = claim_id(ctx, p.probe);
+    COOP_BEGIN(ctx);
+    for (; t.iteration < p.rounds; ++t.iteration) {
+      check_alive(ctx, p.probe, token);
+      if (ctx.offer_kill()) {
+        if (ctx.local_id() == 0) {
+          atomic_ref<std::uint64_t>(p.probe->kills).fetch_add(1);
+          if (ctx.group_id() == 0) atomic_ref<std::uint32_t>(p.probe->zero_killed).fetch_add(1);
+        }
+        return;
+      }
+      check_alive(ctx, p.probe, token);
+      // Every thread holds its own value; new workgroups must receive thread 0's.
+      t.origin = ctx.group_id();
+      t.value = hash3(ctx.group_id(), ctx.local_id(), t.iteration);
+      COOP_REQUEST_FORK(ctx);
+      if (ctx.group_id() != t.origin) {
+        // A new workgroup: it received thread 0's transmitted state.
+        if (t.value != hash3(t.origin, 0, t.iteration))
+          atomic_ref<std::uint32_t>(p.probe->bad_transmit).fetch_add(1);
+        if (ctx.local_id() == 0) atomic_ref<std::uint64_t>(p.probe->forked).fetch_add(1);
+      }
+      check_alive(ctx, p.probe, token);
+    }
+    COOP_END(ctx);
+  }
+};
+
+// Resizing-barrier loop: M may only change at the barriers.
+struct Resizing {
+  struct Params {
+    Probe* probe;
+    std::uint32_t rounds;
+  };
+  struct Transmit {
+    std::uint32_t iteration = 0;
+    std::uint32_t origin = 0;
+    std::uint64_t value = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    std::uint64_t token = claim_id(ctx, p.probe);
+    COOP_BEGIN(ctx);
+    for (; t.iteration < p.rounds; ++t.iteration) {
+      {
+        const std::uint32_t m_start = ctx.num_groups();
+        for (int spin = 0; spin < 3; ++spin) ctx.pause();  // let others run inside the interval
+        check_alive(ctx, p.probe, token);
+        if (ctx.num_groups() != m_start && ctx.local_id() == 0)
+          atomic_ref<std::uint32_t>(p.probe->unstable_m).fetch_add(1);
+      }
+      t.origin = ctx.group_id();
+      t.value = hash3(ctx.group_id(), ctx.local_id(), t.iteration);
+      COOP_RESIZING_BARRIER(ctx);
+      if (t.origin != ctx.group_id()) {
+        // A new workgroup: it joins as if forked from workgroup 0, with its thread 0's state.
+        if (t.origin != 0 || t.value != hash3(0, 0, t.iteration))
+          atomic_ref<std::uint32_t>(p.probe->bad_transmit).fetch_add(1);
+      }
+      check_alive(ctx, p.probe, token);
+    }
+    COOP_END(ctx);
+  }
+};
+
+Probe run_killfork(Policy policy, std::uint32_t n, std::uint32_t threads, std::uint32_t rounds,
+                   KernelTraits = {}) {
+  auto rt = test::make_runtime(n);
+  Probe probe;
+  auto job = rt->launch<KillFork>({.max_groups = n, .threads = threads, .policy = policy},
+                                  {&probe, rounds});
+  job.wait();
+  return probe;
+}
+
+void expect_clean(const Probe& p) {
+  EXPECT_EQ(p.not_below_m, 0u) << "a live workgroup had id >= M: ids not contiguous";
+  EXPECT_EQ(p.m_above_n, 0u);
+  EXPECT_EQ(p.zero_killed, 0u) << "workgroup 0 was killed";
+  EXPECT_EQ(p.duplicate, 0u) << "two live workgroups shared an id";
+  EXPECT_EQ(p.bad_transmit, 0u);
+  EXPECT_EQ(p.unstable_m, 0u);
+}
+
+}  // namespace
+
+TEST(Semantics, OnlyTopIdKilledIdsContiguousZeroNeverKilled) {
+  std::uint64_t kills = 0, forks = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    Probe p = run_killfork(Policy::adversarial(seed), 6, 4, 40);
+    expect_clean(p);
+    kills += p.kills;
+    forks += p.forked;
+  }
+  // The adversary must actually have exercised kills and forks.
+  EXPECT_GT(kills, 30u);
+  EXPECT_GT(forks, 10u);
+}
+
+TEST(Semantics, ForkGivesFreshIdsAndTransmitsThreadZeroState) {
+  for (std::uint64_t seed = 100; seed < 140; ++seed) {
+    Probe p = run_killfork(Policy::adversarial(seed), 8, 8, 30);
+    EXPECT_EQ(p.bad_transmit, 0u) << "seed " << seed;
+    EXPECT_EQ(p.duplicate, 0u) << "seed " << seed;
+    EXPECT_EQ(p.m_above_n, 0u) << "seed " << seed;
+  }
+}
+
+TEST(Semantics, MStableWithinResizingBarrierInterval) {
+  std::uint64_t resizes = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    auto rt = test::make_runtime(6);
+    Probe probe;
+    auto job = rt->launch<Resizing>(
+        {.max_groups = 6, .threads = 4, .policy = Policy::adversarial(seed)}, {&probe, 30});
+    job.wait();
+    expect_clean(probe);
+    resizes += job.stats().resizes;
+  }
+  EXPECT_GT(resizes, 200u);
+}
+
+// A resizing barrier to M' in [1, N]: after it exactly ids [0, M') run.
+struct CountAfterBarrier {
+  struct Params {
+    std::uint32_t rounds;
+    std::uint32_t* seen;     // per round: how many workgroups passed the barrier
+    std::uint32_t* max_id;   // per round: the largest id that passed
+    std::uint32_t* m_after;  // per round: M after the barrier
+    std::uint32_t* release;  // host flag: the test has set the cap for this round
+  };
+  struct Transmit {
+    std::uint32_t round = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    for (; t.round < p.rounds; ++t.round) {
+      if (ctx.group_id() == 0 && ctx.local_id() == 0)
+        while (atomic_ref<std::uint32_t>(*p.release).load() <= t.round) ctx.pause();
+      COOP_RESIZING_BARRIER(ctx);
+      if (ctx.local_id() == 0) {
+        atomic_ref<std::uint32_t>(p.seen[t.round]).fetch_add(1);
+        std::uint32_t id = ctx.group_id(), cur = atomic_ref<std::uint32_t>(p.max_id[t.round]).load();
+        while (id > cur && !atomic_ref<std::uint32_t>(p.max_id[t.round]).cas(cur, id)) {
+        }
+        if (ctx.group_id() == 0) atomic_ref<std::uint32_t>(p.m_after[t.round]).store(ctx.num_groups());
+      }
+      ctx.global_barrier();
+    }
+    COOP_END(ctx);
+  }
+};
+
+TEST(Semantics, ResizingBarrierKillsAndForksTheRightIds) {
+  const std::uint32_t n = 8, rounds = 8;
+  auto rt = test::make_runtime(n);
+  std::vector<std::uint32_t> seen(rounds, 0), max_id(rounds, 0), m_after(rounds, 0);
+  std::uint32_t release = 0;
+  auto job = rt->launch<CountAfterBarrier>(
+      {.max_groups = n, .threads = 2, .policy = Policy::capped(n)},
+      {rounds, seen.data(), max_id.data(), m_after.data(), &release});
+  const std::uint32_t caps[rounds] = {8, 3, 3, 1, 6, 8, 2, 5};
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    job.set_cap(caps[r]);
+    // Kills are requested now; grants arrive as capacity is free: wait until the scheduler's
+    // request is in place before letting the kernel reach the barrier.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    atomic_ref<std::uint32_t>(release).store(r + 1);
+    while (atomic_ref<std::uint32_t>(seen[r]).load() == 0) std::this_thread::yield();
+  }
+  job.wait();
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    EXPECT_EQ(m_after[r], caps[r]) << "round " << r;
+    EXPECT_EQ(seen[r], m_after[r]) << "round " << r << ": workgroups past the barrier != M'";
+    EXPECT_EQ(max_id[r] + 1, m_after[r]) << "round " << r << ": ids after the barrier not [0, M')";
+  }
+}
+
+// A global barrier orders memory: values written before it are read after it by others.
+struct BarrierMemory {
+  struct Params {
+    std::uint64_t* data;
+    std::uint32_t rounds;
+    std::uint32_t* errors;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    const std::uint64_t n = ctx.global_size(), me = ctx.global_id();
+    for (std::uint32_t r = 0; r < p.rounds; ++r) {
+      p.data[me] = hash3(r, me, 7);
+      ctx.global_barrier();
+      const std::uint64_t other = (me * 7 + r + 1) % n;
+      if (p.data[other] != hash3(r, other, 7)) atomic_ref<std::uint32_t>(*p.errors).fetch_add(1);
+      ctx.global_barrier();
+    }
+  }
+};
+
+TEST(Semantics, GlobalBarrierOrdersMemory) {
+  for (Mode mode : {Mode::persistent, Mode::cooperative}) {
+    auto rt = test::make_runtime(6);
+    std::vector<std::uint64_t> data(6 * 8);
+    std::uint32_t errors = 0;
+    auto job = rt->launch<BarrierMemory>(
+        {.max_groups = 6, .threads = 8, .policy = Policy::fixed(), .mode = mode},
+        {data.data(), 200, &errors});
+    job.wait();
+    EXPECT_EQ(errors, 0u);
+    EXPECT_EQ(job.stats().barriers, 400u);
+  }
+}
+
+// query() returns the number of workgroups the scheduler wants back.
+struct QueryProbe {
+  struct Params {
+    std::uint64_t* observed;
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    // The loop condition must be uniform across the workgroup: thread 0 decides for all.
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      const std::uint32_t q = ctx.query();
+      if (q > 0 && ctx.local_id() == 0 && ctx.group_id() == 0)
+        atomic_ref<std::uint64_t>(*p.observed).store(q);
+      COOP_OFFER_KILL(ctx);
+      ctx.pause();
+    }
+    COOP_END(ctx);
+  }
+};
+
+TEST(Semantics, QueryReturnsOutstandingRequest) {
+  auto rt = test::make_runtime(6);
+  std::uint64_t observed = 0;
+  std::uint32_t stop = 0;
+  auto job = rt->launch<QueryProbe>({.max_groups = 6, .threads = 2}, {&observed, &stop});
+  ASSERT_EQ(job.active_groups(), 6u);
+  TaskRecord rec = rt->run(3, [&](Task& t) { EXPECT_EQ(t.groups(), 3u); });
+  EXPECT_EQ(observed, 3u) << "query() did not report the scheduler's request for 3 workgroups";
+  EXPECT_GE(rec.gather_ms(), 0.0);
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job.wait();
+  EXPECT_EQ(job.stats().kills, 3u);
+}
+
+TEST(Semantics, BackwardsCompatibleModeIsAPlainPersistentKernel) {
+  auto rt = test::make_runtime(6);
+  Probe probe;
+  auto job = rt->launch<KillFork>(
+      {.max_groups = 6, .threads = 4, .mode = Mode::persistent}, {&probe, 50});
+  job.wait();
+  expect_clean(probe);
+  JobStats s = job.stats();
+  EXPECT_EQ(s.initial_groups, 6u);
+  EXPECT_EQ(s.kills, 0u);
+  EXPECT_EQ(s.forked_groups, 0u);
+}
+
+// App. B: kill in any order (ids need not be contiguous), and killing workgroup 0 when last.
+struct AnyOrder : KillFork {
+  static constexpr KernelTraits traits{.kill_any_order = true, .allow_kill_zero = false};
+};
+
+TEST(Semantics, AnyOrderKillsKeepIdsUniqueAndBounded) {
+  std::uint64_t kills = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    auto rt = test::make_runtime(6);
+    Probe probe;
+    auto job = rt->launch<AnyOrder>(
+        {.max_groups = 6, .threads = 2, .policy = Policy::adversarial(seed)}, {&probe, 30});
+    job.wait();
+    EXPECT_EQ(probe.duplicate, 0u);
+    EXPECT_EQ(probe.m_above_n, 0u);
+    EXPECT_EQ(probe.zero_killed, 0u);
+    EXPECT_EQ(probe.bad_transmit, 0u);
+    kills += probe.kills;
+  }
+  EXPECT_GT(kills, 50u);
+}
