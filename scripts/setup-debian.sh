@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what coop needs to build and test from Debian's packages (run as root).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets up (Debian packages), builds and runs the whole CPU test suite; also builds the CUDA
+# targets when nvcc is present. This is the README's test command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-debian.sh
+cmake --preset cpu >/dev/null
+cmake --build --preset cpu
+ctest --preset cpu
+# install + find_package(coop) from a separate project
+rm -rf build/install build/consumer
+cmake --install build/cpu --prefix build/install >/dev/null
+cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+cmake --build build/consumer
+./build/consumer/consumer
+# headers compile on their own
+for h in $(cd include && find coop -name '*.hpp' ! -path 'coop/cuda/*'); do
+  echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -Iinclude -x c++ - \
+    || { echo "header $h does not compile on its own"; exit 1; }
+done
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="$PATH:/usr/local/cuda/bin"
+  cmake --preset cuda >/dev/null
+  cmake --build --preset cuda
+  echo "CUDA targets built (sm_90); GPU tests run only on a machine with a GPU"
+fi
