@@ -102,27 +102,24 @@ struct NestedSwitch {
 
 TEST(Checking, PrimitiveNotReachedByAllThreads) {
   auto rt = test::make_runtime(2);
-  std::string msg = failure_of([&] {
-    rt->launch<DivergentBarrier>({.max_groups = 1, .threads = 4}, {}).wait();
-  });
+  std::string msg =
+      failure_of([&] { rt->launch<DivergentBarrier>({.max_groups = 1, .threads = 4}, {}).wait(); });
   EXPECT_NE(msg.find("not reached by all threads"), std::string::npos) << msg;
   EXPECT_NE(msg.find("thread 1: workgroup barrier at line"), std::string::npos) << msg;
 }
 
 TEST(Checking, OfferKillNotReachedByAllThreads) {
   auto rt = test::make_runtime(2);
-  std::string msg = failure_of([&] {
-    rt->launch<DivergentOfferKill>({.max_groups = 2, .threads = 4}, {}).wait();
-  });
+  std::string msg = failure_of(
+      [&] { rt->launch<DivergentOfferKill>({.max_groups = 2, .threads = 4}, {}).wait(); });
   EXPECT_NE(msg.find("thread 2: workgroup barrier"), std::string::npos) << msg;
   EXPECT_NE(msg.find("offer_kill at line"), std::string::npos) << msg;
 }
 
 TEST(Checking, ThreadReturnsWhileOthersWait) {
   auto rt = test::make_runtime(2);
-  std::string msg = failure_of([&] {
-    rt->launch<EarlyReturnThread>({.max_groups = 1, .threads = 3}, {}).wait();
-  });
+  std::string msg = failure_of(
+      [&] { rt->launch<EarlyReturnThread>({.max_groups = 1, .threads = 3}, {}).wait(); });
   EXPECT_NE(msg.find("returned from the kernel"), std::string::npos) << msg;
 }
 

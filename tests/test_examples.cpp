@@ -29,11 +29,12 @@ TEST(FrontierBfs, AdversarialSchedules) {
     auto g = random_graph(200 + std::uint32_t(seed % 7) * 150, std::uint32_t(seed % 3), seed);
     const std::uint32_t source = std::uint32_t(seed % g.n());
     BfsBuffers b(g, source);
-    auto job = rt->launch<FrontierBfs>(
-        {.max_groups = 1 + std::uint32_t(seed % 8), .threads = 1 + std::uint32_t(seed % 4),
-         .policy = Policy::adversarial(seed),
-         .barrier = seed % 2 ? ResizeBarrier::query : ResizeBarrier::plain},
-        b.params(g));
+    auto job =
+        rt->launch<FrontierBfs>({.max_groups = 1 + std::uint32_t(seed % 8),
+                                 .threads = 1 + std::uint32_t(seed % 4),
+                                 .policy = Policy::adversarial(seed),
+                                 .barrier = seed % 2 ? ResizeBarrier::query : ResizeBarrier::plain},
+                                b.params(g));
     job.wait();
     ASSERT_EQ(b.level, reference_bfs(g, source))
         << "wrong BFS levels; reproduce with: coop demo --kernel bfs --policy adversarial:" << seed;
@@ -52,10 +53,10 @@ TEST(TaskQueue, AdversarialSchedules) {
     const std::uint32_t groups = 1 + std::uint32_t(seed % 8);
     const std::uint64_t total = 5000 + seed * 37 % 20000;
     TaskQueueBuffers b(groups, total, 64 + seed % 200, 8 + std::uint32_t(seed % 16));
-    auto job = rt->launch<TaskQueue>(
-        {.max_groups = groups, .threads = 1 + std::uint32_t(seed % 4),
-         .policy = Policy::adversarial(seed)},
-        b.params());
+    auto job = rt->launch<TaskQueue>({.max_groups = groups,
+                                      .threads = 1 + std::uint32_t(seed % 4),
+                                      .policy = Policy::adversarial(seed)},
+                                     b.params());
     job.wait();
     ASSERT_EQ(b.sum, TaskQueueBuffers::reference(total))
         << "wrong sum; reproduce with: coop demo --kernel queue --policy adversarial:" << seed;
@@ -72,8 +73,8 @@ TEST(FrontierBfs, CorrectWhileTasksTakeWorkgroups) {
   auto g = random_graph(20000, 1, 42);
   for (ResizeBarrier kind : {ResizeBarrier::query, ResizeBarrier::plain}) {
     BfsBuffers b(g, 0);
-    auto job = rt->launch<FrontierBfs>({.max_groups = 8, .threads = 4, .barrier = kind},
-                                       b.params(g));
+    auto job =
+        rt->launch<FrontierBfs>({.max_groups = 8, .threads = 4, .barrier = kind}, b.params(g));
     int tasks = 0;
     while (!job.done() && tasks < 200) {
       rt->run(1 + tasks % 7, [](Task&) {});

@@ -62,8 +62,8 @@ TEST(Scheduler, TaskGathersThenJobRegrows) {
 TEST(Scheduler, FixedPolicyNeverResizesAndTasksWaitForFreeSlots) {
   auto rt = test::make_runtime(6);
   std::uint32_t stop = 0;
-  auto job = rt->launch<Spinner>({.max_groups = 4, .threads = 2, .policy = Policy::fixed()},
-                                 {&stop});
+  auto job =
+      rt->launch<Spinner>({.max_groups = 4, .threads = 2, .policy = Policy::fixed()}, {&stop});
   EXPECT_EQ(job.active_groups(), 4u);
   // Two slots are free: a task of 2 runs at once without touching the job.
   rt->run(2, [&](Task&) { EXPECT_EQ(job.active_groups(), 4u); });
@@ -82,8 +82,8 @@ TEST(Scheduler, FixedPolicyNeverResizesAndTasksWaitForFreeSlots) {
 TEST(Scheduler, CapPolicyThrottlesWhileRunning) {
   auto rt = test::make_runtime(8);
   std::uint32_t stop = 0;
-  auto job = rt->launch<Spinner>({.max_groups = 8, .threads = 2, .policy = Policy::capped(3)},
-                                 {&stop});
+  auto job =
+      rt->launch<Spinner>({.max_groups = 8, .threads = 2, .policy = Policy::capped(3)}, {&stop});
   EXPECT_EQ(job.active_groups(), 3u);
   auto wait_for = [&](std::uint32_t m) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -15,16 +15,16 @@ namespace {
 
 /// Failure counters and observations shared by the instrumented kernels.
 struct Probe {
-  std::uint32_t not_below_m = 0;       // a live workgroup saw id >= M (ids not contiguous)
-  std::uint32_t m_above_n = 0;         // M > N observed
-  std::uint32_t zero_killed = 0;       // workgroup 0 was killed
-  std::uint32_t duplicate = 0;         // two live workgroups with the same id
-  std::uint32_t bad_transmit = 0;      // a new workgroup's transmit is not thread 0's
-  std::uint32_t unstable_m = 0;        // M changed inside a resizing-barrier interval
-  std::uint32_t bad_memory = 0;        // a global barrier did not order memory
+  std::uint32_t not_below_m = 0;   // a live workgroup saw id >= M (ids not contiguous)
+  std::uint32_t m_above_n = 0;     // M > N observed
+  std::uint32_t zero_killed = 0;   // workgroup 0 was killed
+  std::uint32_t duplicate = 0;     // two live workgroups with the same id
+  std::uint32_t bad_transmit = 0;  // a new workgroup's transmit is not thread 0's
+  std::uint32_t unstable_m = 0;    // M changed inside a resizing-barrier interval
+  std::uint32_t bad_memory = 0;    // a global barrier did not order memory
   std::uint64_t kills = 0, forked = 0, observed_query = 0;
-  std::uint64_t token = 0;             // next incarnation token
-  std::uint64_t owner[64] = {};        // token of the live owner of each id
+  std::uint64_t token = 0;       // next incarnation token
+  std::uint64_t owner[64] = {};  // token of the live owner of each id
 };
 
 template <class Ctx>
@@ -203,10 +203,12 @@ struct CountAfterBarrier {
       COOP_RESIZING_BARRIER(ctx);
       if (ctx.local_id() == 0) {
         atomic_ref<std::uint32_t>(p.seen[t.round]).fetch_add(1);
-        std::uint32_t id = ctx.group_id(), cur = atomic_ref<std::uint32_t>(p.max_id[t.round]).load();
+        std::uint32_t id = ctx.group_id(),
+                      cur = atomic_ref<std::uint32_t>(p.max_id[t.round]).load();
         while (id > cur && !atomic_ref<std::uint32_t>(p.max_id[t.round]).cas(cur, id)) {
         }
-        if (ctx.group_id() == 0) atomic_ref<std::uint32_t>(p.m_after[t.round]).store(ctx.num_groups());
+        if (ctx.group_id() == 0)
+          atomic_ref<std::uint32_t>(p.m_after[t.round]).store(ctx.num_groups());
       }
       ctx.global_barrier();
     }
@@ -219,9 +221,9 @@ TEST(Semantics, ResizingBarrierKillsAndForksTheRightIds) {
   auto rt = test::make_runtime(n);
   std::vector<std::uint32_t> seen(rounds, 0), max_id(rounds, 0), m_after(rounds, 0);
   std::uint32_t release = 0;
-  auto job = rt->launch<CountAfterBarrier>(
-      {.max_groups = n, .threads = 2, .policy = Policy::capped(n)},
-      {rounds, seen.data(), max_id.data(), m_after.data(), &release});
+  auto job =
+      rt->launch<CountAfterBarrier>({.max_groups = n, .threads = 2, .policy = Policy::capped(n)},
+                                    {rounds, seen.data(), max_id.data(), m_after.data(), &release});
   const std::uint32_t caps[rounds] = {8, 3, 3, 1, 6, 8, 2, 5};
   for (std::uint32_t r = 0; r < rounds; ++r) {
     job.set_cap(caps[r]);
@@ -284,10 +286,17 @@ struct QueryProbe {
     COOP_BEGIN(ctx);
     // The loop condition must be uniform across the workgroup: thread 0 decides for all.
     while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      // A workgroup offers itself only after it has seen the request, so every workgroup that
+      // leaves has observed query() while W was outstanding.
       const std::uint32_t q = ctx.query();
-      if (q > 0 && ctx.local_id() == 0 && ctx.group_id() == 0)
-        atomic_ref<std::uint64_t>(*p.observed).store(q);
-      COOP_OFFER_KILL(ctx);
+      if (q > 0) {
+        if (ctx.local_id() == 0) {
+          std::uint64_t seen = atomic_ref<std::uint64_t>(*p.observed).load();
+          while (q > seen && !atomic_ref<std::uint64_t>(*p.observed).cas(seen, q)) {
+          }
+        }
+        COOP_OFFER_KILL(ctx);
+      }
       ctx.pause();
     }
     COOP_END(ctx);
@@ -311,8 +320,8 @@ TEST(Semantics, QueryReturnsOutstandingRequest) {
 TEST(Semantics, BackwardsCompatibleModeIsAPlainPersistentKernel) {
   auto rt = test::make_runtime(6);
   Probe probe;
-  auto job = rt->launch<KillFork>(
-      {.max_groups = 6, .threads = 4, .mode = Mode::persistent}, {&probe, 50});
+  auto job =
+      rt->launch<KillFork>({.max_groups = 6, .threads = 4, .mode = Mode::persistent}, {&probe, 50});
   job.wait();
   expect_clean(probe);
   JobStats s = job.stats();

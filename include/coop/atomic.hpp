@@ -81,4 +81,3 @@ template <class T>
 using atomic_ref = detail::atomic<T>;
 using memory_order = detail::order;
 }  // namespace coop
-

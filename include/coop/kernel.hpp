@@ -83,11 +83,11 @@ using shared_t = typename detail::shared_of<K>::type;
 }  // namespace coop
 
 /// Opens the kernel body: dispatches to the resume point the workgroup starts at.
-#define COOP_BEGIN(ctx)                 \
-  switch ((ctx).resume_point()) {       \
-    default:                            \
-      (ctx).unknown_resume_point();     \
-      return;                           \
+#define COOP_BEGIN(ctx)             \
+  switch ((ctx).resume_point()) {   \
+    default:                        \
+      (ctx).unknown_resume_point(); \
+      return;                       \
     case 0:
 
 /// Closes the kernel body opened by COOP_BEGIN.
@@ -96,20 +96,20 @@ using shared_t = typename detail::shared_of<K>::type;
   (void)(ctx)
 
 /// offer_kill: if the scheduler accepts, the workgroup leaves the kernel here.
-#define COOP_OFFER_KILL(ctx) \
-  do {                       \
+#define COOP_OFFER_KILL(ctx)                \
+  do {                                      \
     if ((ctx).offer_kill(__LINE__)) return; \
   } while (0)
 
 /// request_fork: new workgroups start right after this point with the transmitted state.
-#define COOP_REQUEST_FORK(ctx)     \
-  (ctx).request_fork(__LINE__);    \
-  [[fallthrough]];                 \
+#define COOP_REQUEST_FORK(ctx)  \
+  (ctx).request_fork(__LINE__); \
+  [[fallthrough]];              \
   case __LINE__:
 
 /// resizing_global_barrier: M may change here; new workgroups start right after it with the
 /// transmitted state of workgroup 0, removed workgroups leave the kernel.
-#define COOP_RESIZING_BARRIER(ctx)                   \
-  if ((ctx).resizing_barrier(__LINE__)) return;      \
-  [[fallthrough]];                                   \
+#define COOP_RESIZING_BARRIER(ctx)              \
+  if ((ctx).resizing_barrier(__LINE__)) return; \
+  [[fallthrough]];                              \
   case __LINE__:

@@ -27,7 +27,8 @@ struct Membership {
 
 COOP_HD constexpr std::uint64_t pack(Membership m) {
   return std::uint64_t(m.active & 0xffffu) | std::uint64_t(m.kill_wanted & 0xffffu) << 16 |
-         std::uint64_t(m.kill_ready & 0xffffu) << 32 | std::uint64_t(m.fork_granted & 0xffffu) << 48;
+         std::uint64_t(m.kill_ready & 0xffffu) << 32 |
+         std::uint64_t(m.fork_granted & 0xffffu) << 48;
 }
 COOP_HD constexpr Membership unpack(std::uint64_t w) {
   return {std::uint32_t(w & 0xffffu), std::uint32_t(w >> 16 & 0xffffu),
@@ -255,7 +256,8 @@ class Protocol {
 
   COOP_HD bool adversarial_kill(std::uint32_t id, std::uint64_t raw) {
     Membership s = unpack(raw);
-    bool eligible = (flags_ & flag_any_order) ? removable(id, s) : (id + 1 == s.active && removable(id, s));
+    bool eligible =
+        (flags_ & flag_any_order) ? removable(id, s) : (id + 1 == s.active && removable(id, s));
     if (!eligible || (env_.random() & 1u) == 0) return false;
     Membership next = s;
     next.active -= 1;

@@ -92,8 +92,7 @@ class Runtime {
 
   /// Runs a non-cooperative task on `groups` workgroup slots gathered from the running jobs:
   /// blocks until they are free, runs `work`, gives them back. Returns the task's record.
-  TaskRecord run(std::uint32_t groups, const std::function<void(Task&)>& work,
-                 int priority = 0);
+  TaskRecord run(std::uint32_t groups, const std::function<void(Task&)>& work, int priority = 0);
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
 
  private:

@@ -16,8 +16,8 @@ class misuse_error : public std::runtime_error {
 };
 
 struct TimelinePoint {
-  double t_ms;             ///< since the runtime was created
-  std::uint32_t active;    ///< M after the change
+  double t_ms;           ///< since the runtime was created
+  std::uint32_t active;  ///< M after the change
 };
 
 struct JobStats {

@@ -98,11 +98,12 @@ int run_demo(const DemoOptions& o) {
       o.task_groups ? o.task_groups : std::max(1u, cfg.max_groups / 2);
 
   if (!o.json)
-    std::printf("coop demo on %s: kernel %s, N=%u, %u threads/workgroup, policy %s, %s barrier\n"
-                "high-priority task: %ux%u matmul on %u workgroups every %.1f ms\n",
-                rt.device_name().c_str(), o.kernel.c_str(), cfg.max_groups, cfg.threads,
-                cfg.policy.name().c_str(), o.barrier.c_str(), o.task_size, o.task_size,
-                task_groups, o.period_ms);
+    std::printf(
+        "coop demo on %s: kernel %s, N=%u, %u threads/workgroup, policy %s, %s barrier\n"
+        "high-priority task: %ux%u matmul on %u workgroups every %.1f ms\n",
+        rt.device_name().c_str(), o.kernel.c_str(), cfg.max_groups, cfg.threads,
+        cfg.policy.name().c_str(), o.barrier.c_str(), o.task_size, o.task_size, task_groups,
+        o.period_ms);
 
   std::function<bool()> check;
   Job job;
@@ -131,10 +132,13 @@ int run_demo(const DemoOptions& o) {
   auto period = std::chrono::duration<double, std::milli>(o.period_ms);
   auto next = std::chrono::steady_clock::now();
   while (!job.done()) {
-    records.push_back(rt.run(task_groups, [&](Task& t) {
-      mm.run(t.groups());
-      task_ok = task_ok && mm.check();
-    }, /*priority=*/1));
+    records.push_back(rt.run(
+        task_groups,
+        [&](Task& t) {
+          mm.run(t.groups());
+          task_ok = task_ok && mm.check();
+        },
+        /*priority=*/1));
     next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
     std::this_thread::sleep_until(next);
   }
@@ -160,8 +164,10 @@ int run_demo(const DemoOptions& o) {
     j["resizes"] = s.resizes;
     j["barriers"] = s.barriers;
     j["tasks"] = records.size();
-    j["gather_ms"] = {{"median", percentile(gathers, 0.5)}, {"p99", percentile(gathers, 0.99)},
-                      {"max", gathers.empty() ? 0 : *std::max_element(gathers.begin(), gathers.end())}};
+    j["gather_ms"] = {
+        {"median", percentile(gathers, 0.5)},
+        {"p99", percentile(gathers, 0.99)},
+        {"max", gathers.empty() ? 0 : *std::max_element(gathers.begin(), gathers.end())}};
     j["task_run_ms_median"] = percentile(runs, 0.5);
     nlohmann::json tl = nlohmann::json::array();
     for (auto& p : s.timeline) tl.push_back({{"t_ms", p.t_ms - s.start_ms}, {"M", p.active}});
@@ -171,12 +177,15 @@ int run_demo(const DemoOptions& o) {
     std::cout << j.dump(2) << "\n";
   } else {
     print_timeline(s, s.max_groups);
-    std::printf("kernel: %.2f ms, %llu kills, %llu workgroups forked, %llu resizes, %llu barriers\n",
-                s.elapsed_ms(), (unsigned long long)s.kills, (unsigned long long)s.forked_groups,
-                (unsigned long long)s.resizes, (unsigned long long)s.barriers);
-    std::printf("tasks: %zu runs of %u workgroups each; gather median %.3f ms, p99 %.3f ms; run median %.3f ms\n",
-                records.size(), task_groups, percentile(gathers, 0.5), percentile(gathers, 0.99),
-                percentile(runs, 0.5));
+    std::printf(
+        "kernel: %.2f ms, %llu kills, %llu workgroups forked, %llu resizes, %llu barriers\n",
+        s.elapsed_ms(), (unsigned long long)s.kills, (unsigned long long)s.forked_groups,
+        (unsigned long long)s.resizes, (unsigned long long)s.barriers);
+    std::printf(
+        "tasks: %zu runs of %u workgroups each; gather median %.3f ms, p99 %.3f ms; run median "
+        "%.3f ms\n",
+        records.size(), task_groups, percentile(gathers, 0.5), percentile(gathers, 0.99),
+        percentile(runs, 0.5));
     std::printf("result check (vs sequential reference): %s; task results: %s\n",
                 result_ok ? "OK" : "WRONG", task_ok ? "OK" : "WRONG");
   }

@@ -6,17 +6,17 @@
 namespace coop::cli {
 
 struct DemoOptions {
-  std::string kernel = "bfs";      ///< bfs | queue
+  std::string kernel = "bfs";  ///< bfs | queue
   std::string policy = "generous";
-  std::string barrier = "query";   ///< query | plain
-  std::uint32_t groups = 0;        ///< N (0 = every slot)
+  std::string barrier = "query";  ///< query | plain
+  std::uint32_t groups = 0;       ///< N (0 = every slot)
   std::uint32_t threads = 32;
-  std::uint32_t slots = 8;         ///< CPU backend capacity
-  std::uint32_t size = 0;          ///< vertices (bfs) or elements (queue); 0 = default
+  std::uint32_t slots = 8;  ///< CPU backend capacity
+  std::uint32_t size = 0;   ///< vertices (bfs) or elements (queue); 0 = default
   std::uint64_t seed = 1;
-  double period_ms = 5;            ///< high-priority task period
-  std::uint32_t task_groups = 0;   ///< workgroups per task (0 = N/2)
-  std::uint32_t task_size = 96;    ///< matrix size of the task's matmul
+  double period_ms = 5;           ///< high-priority task period
+  std::uint32_t task_groups = 0;  ///< workgroups per task (0 = N/2)
+  std::uint32_t task_size = 96;   ///< matrix size of the task's matmul
   bool json = false;
 };
 

@@ -14,9 +14,10 @@ namespace {
 
 int info() {
   std::printf("coop %s\n", "0.1.0");
-  std::printf("backends:\n  cpu   built; %u hardware threads (workgroups run as threads, their "
-              "threads as fibers)\n",
-              std::thread::hardware_concurrency());
+  std::printf(
+      "backends:\n  cpu   built; %u hardware threads (workgroups run as threads, their "
+      "threads as fibers)\n",
+      std::thread::hardware_concurrency());
 #if defined(COOP_HAVE_CUDA)
   std::string why;
   auto devs = coop::cuda::devices(&why);
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   demo->add_option("--policy", d.policy, "generous | fixed | adversarial:SEED | cap:M")
       ->capture_default_str();
-  demo->add_option("--barrier", d.barrier, "resizing barrier: query or plain")->capture_default_str();
+  demo->add_option("--barrier", d.barrier, "resizing barrier: query or plain")
+      ->capture_default_str();
   demo->add_option("--groups", d.groups, "max workgroups N (0 = all slots)");
   demo->add_option("--threads", d.threads, "threads per workgroup")->capture_default_str();
   demo->add_option("--slots", d.slots, "CPU backend: resident workgroup slots")

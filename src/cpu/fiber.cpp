@@ -96,7 +96,8 @@ FiberTeam::FiberTeam(unsigned count, std::size_t stack_bytes) : impl_(new Impl),
   impl_->done.assign(count, 0);
   if (count > 1) {
     impl_->stacks.reserve(count);
-    for (unsigned i = 0; i < count; ++i) impl_->stacks.push_back(stack_pool().take(impl_->stack_bytes));
+    for (unsigned i = 0; i < count; ++i)
+      impl_->stacks.push_back(stack_pool().take(impl_->stack_bytes));
   }
 }
 

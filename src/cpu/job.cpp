@@ -150,8 +150,9 @@ JobCore::~JobCore() {
     if (t.joinable()) t.join();
 }
 
-detail::Membership JobCore::membership() const { return detail::unpack(
-    detail::atomic<std::uint64_t>(channel_->membership).load()); }
+detail::Membership JobCore::membership() const {
+  return detail::unpack(detail::atomic<std::uint64_t>(channel_->membership).load());
+}
 
 void JobCore::request_kills(std::uint32_t n) {
   detail::atomic<std::uint64_t> word(channel_->membership);
@@ -260,8 +261,8 @@ std::uint64_t JobCore::next_incarnation(std::uint32_t id) { return incarnation_[
 std::string JobCore::stall_report() const {
   std::ostringstream os;
   detail::Membership m = membership();
-  os << "job made no progress for " << opts_.watchdog_s << " s (M=" << m.active
-     << ", N=" << n_ << "); workgroups: ";
+  os << "job made no progress for " << opts_.watchdog_s << " s (M=" << m.active << ", N=" << n_
+     << "); workgroups: ";
   for (std::uint32_t i = 0; i < n_; ++i) {
     int st = wait_[i].state.load();
     if (st == 0) continue;

@@ -14,12 +14,12 @@ namespace coop::examples {
 
 struct FrontierBfs {
   struct Params {
-    const std::uint32_t* row;   ///< CSR offsets, n + 1 entries
-    const std::uint32_t* col;   ///< CSR targets
+    const std::uint32_t* row;  ///< CSR offsets, n + 1 entries
+    const std::uint32_t* col;  ///< CSR targets
     std::uint32_t n;
-    std::int32_t* level;        ///< -1 = not reached; level[source] = 0 on entry
-    std::uint32_t* queue[2];    ///< worklists, n entries each
-    std::uint32_t* size;        ///< size[2]: worklist lengths
+    std::int32_t* level;      ///< -1 = not reached; level[source] = 0 on entry
+    std::uint32_t* queue[2];  ///< worklists, n entries each
+    std::uint32_t* size;      ///< size[2]: worklist lengths
   };
   struct Transmit {
     std::uint32_t in = 0;  ///< which worklist is the current frontier

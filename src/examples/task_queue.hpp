@@ -17,14 +17,14 @@ struct TaskQueue {
     std::uint64_t lo, hi;
   };
   struct Params {
-    Range* tasks;              ///< queue q occupies tasks[q * capacity, (q + 1) * capacity)
-    std::uint32_t* top;        ///< per-queue size
-    std::uint32_t* lock;       ///< per-queue spin lock
-    std::uint32_t queues;      ///< number of queues (= N)
-    std::uint32_t capacity;    ///< slots per queue
-    std::uint64_t grain;       ///< leaf size
-    std::uint64_t* pending;    ///< tasks pushed but not finished
-    std::uint64_t* sum;        ///< the result
+    Range* tasks;            ///< queue q occupies tasks[q * capacity, (q + 1) * capacity)
+    std::uint32_t* top;      ///< per-queue size
+    std::uint32_t* lock;     ///< per-queue spin lock
+    std::uint32_t queues;    ///< number of queues (= N)
+    std::uint32_t capacity;  ///< slots per queue
+    std::uint64_t grain;     ///< leaf size
+    std::uint64_t* pending;  ///< tasks pushed but not finished
+    std::uint64_t* sum;      ///< the result
   };
   struct Shared {
     Range task;
@@ -122,8 +122,12 @@ struct TaskQueue {
 struct TaskQueueBuffers {
   TaskQueueBuffers(std::uint32_t queues, std::uint64_t total, std::uint64_t grain,
                    std::uint32_t capacity = 64)
-      : tasks(std::size_t(queues) * capacity), top(queues, 0), lock(queues, 0),
-        queues_(queues), capacity_(capacity), grain_(grain) {
+      : tasks(std::size_t(queues) * capacity),
+        top(queues, 0),
+        lock(queues, 0),
+        queues_(queues),
+        capacity_(capacity),
+        grain_(grain) {
     tasks[0] = {0, total};
     top[0] = 1;
   }

@@ -37,7 +37,8 @@ std::uint32_t Runtime::checked_groups(const LaunchConfig& cfg) const {
   if (n > capacity())
     throw std::invalid_argument("max_groups " + std::to_string(n) +
                                 " exceeds the workgroups that can be resident at once (" +
-                                std::to_string(capacity()) + "): a cooperative kernel's "
+                                std::to_string(capacity()) +
+                                "): a cooperative kernel's "
                                 "workgroups must all fit");
   if (cfg.policy.kind == Policy::Kind::cap && (cfg.policy.cap == 0 || cfg.policy.cap > n))
     throw std::invalid_argument("cap policy needs a cap in [1, N=" + std::to_string(n) + "]");

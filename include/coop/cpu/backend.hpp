@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <type_traits>
 #include <memory>
 #include <thread>
+#include <type_traits>
 
 #include "coop/cpu/job.hpp"
 #include "coop/kernel.hpp"
@@ -63,8 +63,9 @@ class Env {
   }
   std::uint64_t random() {
     if (!seeded_) {
-      state_ = detail::mix64(wg_.job->channel().seed ^ detail::mix64(
-                                 std::uint64_t(wg_.id) << 32 ^ wg_.job->next_incarnation(wg_.id)));
+      state_ =
+          detail::mix64(wg_.job->channel().seed ^ detail::mix64(std::uint64_t(wg_.id) << 32 ^
+                                                                wg_.job->next_incarnation(wg_.id)));
       seeded_ = true;
     }
     return detail::mix64(state_++);
@@ -72,8 +73,8 @@ class Env {
   void on_membership(std::uint32_t, std::uint32_t after) { wg_.job->record_membership(after); }
   [[noreturn]] void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
                                         std::uint32_t finished) {
-    wg_.fail("global barrier at line " + std::to_string(site) + " can never complete: " +
-             std::to_string(arrived) + " of " + std::to_string(active) +
+    wg_.fail("global barrier at line " + std::to_string(site) +
+             " can never complete: " + std::to_string(arrived) + " of " + std::to_string(active) +
              " workgroups arrived and " + std::to_string(finished) +
              " returned from the kernel without reaching it (kernel-level barriers must be "
              "reached by every workgroup)");
@@ -167,8 +168,8 @@ class Ctx {
       env_->begin_wait();
       wg_.result = thread0();
       wg_.job->clear_wait(wg_.id);
-      if (wg_.result && (kind == detail::SiteKind::offer_kill ||
-                         kind == detail::SiteKind::resizing_barrier))
+      if (wg_.result &&
+          (kind == detail::SiteKind::offer_kill || kind == detail::SiteKind::resizing_barrier))
         wg_.killed = true;
     }
     wg_.sync(kind, site, lid_);

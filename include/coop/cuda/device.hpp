@@ -10,10 +10,10 @@ namespace coop::cuda {
 struct DeviceInfo {
   int index = 0;
   std::string name;
-  int major = 0, minor = 0;       ///< compute capability
+  int major = 0, minor = 0;  ///< compute capability
   int multiprocessors = 0;
   std::uint64_t memory_bytes = 0;
-  bool exec_timeout = false;      ///< a kernel-execution watchdog is active (display GPU)
+  bool exec_timeout = false;  ///< a kernel-execution watchdog is active (display GPU)
   int max_threads_per_mp = 0;
 };
 
