@@ -64,8 +64,6 @@ StackPool& stack_pool() {
   return *pool;
 }
 
-thread_local FiberTeam* tl_team = nullptr;
-
 }  // namespace
 
 struct FiberTeam::Impl {
@@ -119,12 +117,9 @@ void FiberTeam::run(Entry entry, void* arg) {
   entry_ = entry;
   arg_ = arg;
   if (count_ == 1) {  // a one-thread workgroup needs no fiber at all
-    FiberTeam* saved = tl_team;
-    tl_team = this;
     current_ = 0;
     entry(arg, 0);
     finished_ = 1;
-    tl_team = saved;
     return;
   }
   auto self = reinterpret_cast<std::uintptr_t>(this);
@@ -137,8 +132,6 @@ void FiberTeam::run(Entry entry, void* arg) {
     makecontext(&c, reinterpret_cast<void (*)()>(&FiberTeam::trampoline), 2,
                 static_cast<unsigned>(self & 0xffffffffu), static_cast<unsigned>(self >> 32));
   }
-  FiberTeam* saved = tl_team;
-  tl_team = this;
   while (finished_ < count_ && !stopped_) {
     for (unsigned i = 0; i < count_ && !stopped_; ++i) {
       if (impl_->done[i]) continue;
@@ -146,7 +139,6 @@ void FiberTeam::run(Entry entry, void* arg) {
       swapcontext(&impl_->main_ctx, &impl_->ctx[i]);
     }
   }
-  tl_team = saved;
 }
 
 void FiberTeam::yield() {
