@@ -1,18 +1,38 @@
-// Tests are written once against this header; each backend build instantiates them.
+// Tests are written once against this header; each backend build instantiates them: the .cpp
+// files build for the CPU backend, tests/gpu/*.cu include the same files with COOP_TEST_CUDA
+// set and run them on the GPU (label gpu; every test skips when there is no device).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 
 #include "coop/coop.hpp"
+#include "coop/memory.hpp"
 
 namespace coop::test {
 
+// GPU binaries skip themselves without a device (tests/gpu/gpu_main.cpp).
+#if COOP_TEST_CUDA
+inline constexpr bool kOnGpu = true;
+#else
+inline constexpr bool kOnGpu = false;
+#endif
+
+/// A runtime of the backend under test. `slots` is the CPU backend's capacity; on the GPU the
+/// capacity is the device's (tests that need a full device launch with max_groups = 0).
 inline std::unique_ptr<Runtime> make_runtime(std::uint32_t slots, double watchdog_s = 60) {
   RuntimeOptions o;
+  o.backend = kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
   o.cpu_slots = slots;
   o.watchdog_s = watchdog_s;
   return std::make_unique<Runtime>(o);
+}
+
+/// Adversarial seeds per example kernel: $COOP_TEST_SEEDS, else 1000 (CPU) / 200 (GPU).
+inline std::uint64_t seeds() {
+  if (const char* s = std::getenv("COOP_TEST_SEEDS")) return std::strtoull(s, nullptr, 10);
+  return kOnGpu ? 200 : 1000;
 }
 
 /// splitmix-style hash for test values.

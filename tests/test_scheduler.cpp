@@ -113,7 +113,7 @@ TEST(Scheduler, TwoJobsShareTheDevice) {
     examples::TaskQueueBuffers buf(4, 200000, 500);
     auto b = rt->launch<examples::TaskQueue>({.max_groups = 4, .threads = 2}, buf.params());
     b.wait();
-    EXPECT_EQ(buf.sum, examples::TaskQueueBuffers::reference(200000));
+    EXPECT_EQ(*buf.sum, examples::TaskQueueBuffers::reference(200000));
   });
   // Make room for the second job through a task that then releases its slots to it.
   rt->run(4, [](Task&) {});

@@ -128,11 +128,11 @@ struct Resizing {
 Probe run_killfork(Policy policy, std::uint32_t n, std::uint32_t threads, std::uint32_t rounds,
                    KernelTraits = {}) {
   auto rt = test::make_runtime(n);
-  Probe probe;
+  Shared<Probe> probe;
   auto job = rt->launch<KillFork>({.max_groups = n, .threads = threads, .policy = policy},
-                                  {&probe, rounds});
+                                  {probe.get(), rounds});
   job.wait();
-  return probe;
+  return *probe;
 }
 
 void expect_clean(const Probe& p) {
@@ -172,11 +172,11 @@ TEST(Semantics, MStableWithinResizingBarrierInterval) {
   std::uint64_t resizes = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     auto rt = test::make_runtime(6);
-    Probe probe;
+    Shared<Probe> probe;
     auto job = rt->launch<Resizing>(
-        {.max_groups = 6, .threads = 4, .policy = Policy::adversarial(seed)}, {&probe, 30});
+        {.max_groups = 6, .threads = 4, .policy = Policy::adversarial(seed)}, {probe.get(), 30});
     job.wait();
-    expect_clean(probe);
+    expect_clean(*probe);
     resizes += job.stats().resizes;
   }
   EXPECT_GT(resizes, 200u);
@@ -192,23 +192,22 @@ struct CountAfterBarrier {
     std::uint32_t* release;  // host flag: the test has set the cap for this round
   };
   struct Transmit {
-    std::uint32_t round = 0;
+    std::uint32_t step = 0;
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
     COOP_BEGIN(ctx);
-    for (; t.round < p.rounds; ++t.round) {
+    for (; t.step < p.rounds; ++t.step) {
       if (ctx.group_id() == 0 && ctx.local_id() == 0)
-        while (atomic_ref<std::uint32_t>(*p.release).load() <= t.round) ctx.pause();
+        while (atomic_ref<std::uint32_t>(*p.release).load() <= t.step) ctx.pause();
       COOP_RESIZING_BARRIER(ctx);
       if (ctx.local_id() == 0) {
-        atomic_ref<std::uint32_t>(p.seen[t.round]).fetch_add(1);
-        std::uint32_t id = ctx.group_id(),
-                      cur = atomic_ref<std::uint32_t>(p.max_id[t.round]).load();
-        while (id > cur && !atomic_ref<std::uint32_t>(p.max_id[t.round]).cas(cur, id)) {
+        atomic_ref<std::uint32_t>(p.seen[t.step]).fetch_add(1);
+        std::uint32_t id = ctx.group_id(), cur = atomic_ref<std::uint32_t>(p.max_id[t.step]).load();
+        while (id > cur && !atomic_ref<std::uint32_t>(p.max_id[t.step]).cas(cur, id)) {
         }
         if (ctx.group_id() == 0)
-          atomic_ref<std::uint32_t>(p.m_after[t.round]).store(ctx.num_groups());
+          atomic_ref<std::uint32_t>(p.m_after[t.step]).store(ctx.num_groups());
       }
       ctx.global_barrier();
     }
@@ -219,18 +218,18 @@ struct CountAfterBarrier {
 TEST(Semantics, ResizingBarrierKillsAndForksTheRightIds) {
   const std::uint32_t n = 8, rounds = 8;
   auto rt = test::make_runtime(n);
-  std::vector<std::uint32_t> seen(rounds, 0), max_id(rounds, 0), m_after(rounds, 0);
-  std::uint32_t release = 0;
-  auto job =
-      rt->launch<CountAfterBarrier>({.max_groups = n, .threads = 2, .policy = Policy::capped(n)},
-                                    {rounds, seen.data(), max_id.data(), m_after.data(), &release});
+  SharedArray<std::uint32_t> seen(rounds), max_id(rounds), m_after(rounds);
+  Shared<std::uint32_t> release;
+  auto job = rt->launch<CountAfterBarrier>(
+      {.max_groups = n, .threads = 2, .policy = Policy::capped(n)},
+      {rounds, seen.data(), max_id.data(), m_after.data(), release.get()});
   const std::uint32_t caps[rounds] = {8, 3, 3, 1, 6, 8, 2, 5};
   for (std::uint32_t r = 0; r < rounds; ++r) {
     job.set_cap(caps[r]);
     // Kills are requested now; grants arrive as capacity is free: wait until the scheduler's
     // request is in place before letting the kernel reach the barrier.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    atomic_ref<std::uint32_t>(release).store(r + 1);
+    atomic_ref<std::uint32_t>(*release).store(r + 1);
     while (atomic_ref<std::uint32_t>(seen[r]).load() == 0) std::this_thread::yield();
   }
   job.wait();
@@ -264,13 +263,13 @@ struct BarrierMemory {
 TEST(Semantics, GlobalBarrierOrdersMemory) {
   for (Mode mode : {Mode::persistent, Mode::cooperative}) {
     auto rt = test::make_runtime(6);
-    std::vector<std::uint64_t> data(6 * 8);
-    std::uint32_t errors = 0;
+    SharedArray<std::uint64_t> data(6 * 8);
+    Shared<std::uint32_t> errors;
     auto job = rt->launch<BarrierMemory>(
         {.max_groups = 6, .threads = 8, .policy = Policy::fixed(), .mode = mode},
-        {data.data(), 200, &errors});
+        {data.data(), 200, errors.get()});
     job.wait();
-    EXPECT_EQ(errors, 0u);
+    EXPECT_EQ(*errors, 0u);
     EXPECT_EQ(job.stats().barriers, 400u);
   }
 }
@@ -304,26 +303,27 @@ struct QueryProbe {
 };
 
 TEST(Semantics, QueryReturnsOutstandingRequest) {
+  // The job fills the device (N = all that fit), so a task of 3 needs 3 of its workgroups.
   auto rt = test::make_runtime(6);
-  std::uint64_t observed = 0;
-  std::uint32_t stop = 0;
-  auto job = rt->launch<QueryProbe>({.max_groups = 6, .threads = 2}, {&observed, &stop});
-  ASSERT_EQ(job.active_groups(), 6u);
+  Shared<std::uint64_t> observed;
+  Shared<std::uint32_t> stop;
+  auto job = rt->launch<QueryProbe>({.max_groups = 0, .threads = 2}, {observed.get(), stop.get()});
+  ASSERT_EQ(job.active_groups(), job.max_groups());
   TaskRecord rec = rt->run(3, [&](Task& t) { EXPECT_EQ(t.groups(), 3u); });
-  EXPECT_EQ(observed, 3u) << "query() did not report the scheduler's request for 3 workgroups";
+  EXPECT_EQ(*observed, 3u) << "query() did not report the scheduler's request for 3 workgroups";
   EXPECT_GE(rec.gather_ms(), 0.0);
-  atomic_ref<std::uint32_t>(stop).store(1);
+  atomic_ref<std::uint32_t>(*stop).store(1);
   job.wait();
   EXPECT_EQ(job.stats().kills, 3u);
 }
 
 TEST(Semantics, BackwardsCompatibleModeIsAPlainPersistentKernel) {
   auto rt = test::make_runtime(6);
-  Probe probe;
-  auto job =
-      rt->launch<KillFork>({.max_groups = 6, .threads = 4, .mode = Mode::persistent}, {&probe, 50});
+  Shared<Probe> probe;
+  auto job = rt->launch<KillFork>({.max_groups = 6, .threads = 4, .mode = Mode::persistent},
+                                  {probe.get(), 50});
   job.wait();
-  expect_clean(probe);
+  expect_clean(*probe);
   JobStats s = job.stats();
   EXPECT_EQ(s.initial_groups, 6u);
   EXPECT_EQ(s.kills, 0u);
@@ -339,15 +339,66 @@ TEST(Semantics, AnyOrderKillsKeepIdsUniqueAndBounded) {
   std::uint64_t kills = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     auto rt = test::make_runtime(6);
-    Probe probe;
+    Shared<Probe> probe;
     auto job = rt->launch<AnyOrder>(
-        {.max_groups = 6, .threads = 2, .policy = Policy::adversarial(seed)}, {&probe, 30});
+        {.max_groups = 6, .threads = 2, .policy = Policy::adversarial(seed)}, {probe.get(), 30});
     job.wait();
-    EXPECT_EQ(probe.duplicate, 0u);
-    EXPECT_EQ(probe.m_above_n, 0u);
-    EXPECT_EQ(probe.zero_killed, 0u);
-    EXPECT_EQ(probe.bad_transmit, 0u);
-    kills += probe.kills;
+    EXPECT_EQ(probe->duplicate, 0u);
+    EXPECT_EQ(probe->m_above_n, 0u);
+    EXPECT_EQ(probe->zero_killed, 0u);
+    EXPECT_EQ(probe->bad_transmit, 0u);
+    kills += probe->kills;
   }
   EXPECT_GT(kills, 50u);
+}
+
+// Suspend / resume: at a resizing barrier the job gives up every workgroup, keeping workgroup
+// 0's transmitted state, and later continues from that barrier with a different M.
+struct SuspendRounds {
+  struct Params {
+    std::uint32_t rounds;
+    std::uint32_t* arrived;  // per round: workgroups that ran it
+    std::uint32_t* m;        // per round: M seen by workgroup 0
+  };
+  struct Transmit {
+    std::uint32_t step = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    for (; t.step < p.rounds; ++t.step) {
+      if (ctx.local_id() == 0) {
+        atomic_ref<std::uint32_t>(p.arrived[t.step]).fetch_add(1);
+        if (ctx.group_id() == 0) p.m[t.step] = ctx.num_groups();
+      }
+      for (int i = 0; i < 20; ++i) ctx.pause();
+      COOP_RESIZING_BARRIER(ctx);
+    }
+    COOP_END(ctx);
+  }
+};
+
+TEST(Semantics, SuspendAndResumeContinueFromTheBarrier) {
+  auto rt = test::make_runtime(6);
+  const std::uint32_t rounds = 400;
+  SharedArray<std::uint32_t> arrived(rounds), m(rounds);
+  auto job = rt->launch<SuspendRounds>({.max_groups = 4, .threads = 2},
+                                       {rounds, arrived.data(), m.data()});
+  for (std::uint32_t resume_with : {2u, 1u, 4u}) {
+    ASSERT_TRUE(job.suspend()) << "the job finished before it could be suspended";
+    EXPECT_EQ(job.active_groups(), 0u);
+    EXPECT_FALSE(job.done());
+    EXPECT_THROW(job.wait(), std::logic_error);
+    EXPECT_EQ(job.resume(resume_with), resume_with);
+  }
+  job.wait();
+  EXPECT_EQ(job.stats().suspends, 3u);
+  std::uint32_t resumed_rounds = 0;
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    // Every round ran exactly once, by exactly the M workgroups present in it.
+    ASSERT_GE(m[r], 1u) << "round " << r << " never ran";
+    ASSERT_EQ(arrived[r], m[r]) << "round " << r;
+    if (r > 0 && m[r] != m[r - 1]) ++resumed_rounds;
+  }
+  EXPECT_GE(resumed_rounds, 2u);
 }

@@ -73,6 +73,15 @@ COOP_HD inline void fence() {
 #endif
 }
 
+/// An acquire fence at device scope: orders the relaxed loads before it with everything after.
+COOP_HD inline void fence_acquire() {
+#if COOP_CUDA_COMPILER
+  ::cuda::atomic_thread_fence(::cuda::std::memory_order_acquire, ::cuda::thread_scope_device);
+#else
+  ::std::atomic_thread_fence(::std::memory_order_acquire);
+#endif
+}
+
 }  // namespace coop::detail
 
 namespace coop {

@@ -18,6 +18,14 @@
 #define COOP_DEVICE_CODE 0
 #endif
 
+// The body of a host-only function that kernel templates (compiled for both sides by nvcc) may
+// name, such as the CPU backend's kernel context: the device pass never runs it.
+#if COOP_DEVICE_CODE
+#define COOP_HOST_BODY(...) __trap();
+#else
+#define COOP_HOST_BODY(...) __VA_ARGS__
+#endif
+
 namespace coop {
 /// Largest supported max_groups (N): membership counts are packed into 16-bit fields.
 inline constexpr unsigned kMaxGroupsLimit = 65535;

@@ -4,11 +4,11 @@
 // workgroups and recording events.
 //
 // State lives in a Channel in memory shared by the workgroups and the host scheduler (host memory
-// on the CPU backend, device memory on the GPU). Membership is one 64-bit word holding
-//   M (active workgroups), W (kills the scheduler wants), R (wanted workgroups ready to leave),
-//   G (workgroups the scheduler grants to the next fork),
-// so every change of membership is one compare-and-swap and kills and forks can never interleave
-// into a state with duplicate or missing ids.
+// on the CPU backend, device memory on the GPU). The scheduler says what it wants with one
+// number, the target M: M above the target is a kill request, below it a fork grant. Only the
+// workgroups change M, each time with one compare-and-swap of the membership word, so kills
+// and forks can never interleave into a state with duplicate or missing ids, and the scheduler
+// (on the GPU: the host, which cannot take part in a device CAS) never races them.
 #pragma once
 
 #include <cstdint>
@@ -18,56 +18,73 @@
 
 namespace coop::detail {
 
+/// The scheduler's view of a job's membership (computed from the channel, for reports).
 struct Membership {
   std::uint32_t active = 0;        ///< M
-  std::uint32_t kill_wanted = 0;   ///< W: workgroups the scheduler asks back
+  std::uint32_t kill_wanted = 0;   ///< W: workgroups the scheduler asks back (M above target)
   std::uint32_t kill_ready = 0;    ///< R: wanted workgroups waiting at offer_kill (batch exit)
-  std::uint32_t fork_granted = 0;  ///< G: capacity granted to the next request_fork / barrier
+  std::uint32_t fork_granted = 0;  ///< G: capacity granted to the next fork (target above M)
 };
 
-COOP_HD constexpr std::uint64_t pack(Membership m) {
-  return std::uint64_t(m.active & 0xffffu) | std::uint64_t(m.kill_wanted & 0xffffu) << 16 |
-         std::uint64_t(m.kill_ready & 0xffffu) << 32 |
-         std::uint64_t(m.fork_granted & 0xffffu) << 48;
+// The membership word: M in the low 16 bits, a version above it. Every change of M is one CAS
+// of this word; a workgroup that withdraws from a batch exit bumps the version so that a commit
+// decided on the old state fails.
+inline constexpr std::uint64_t kVersionOne = 1ull << 16;
+COOP_HD constexpr std::uint32_t active_of(std::uint64_t word) {
+  return std::uint32_t(word & 0xffffu);
 }
-COOP_HD constexpr Membership unpack(std::uint64_t w) {
-  return {std::uint32_t(w & 0xffffu), std::uint32_t(w >> 16 & 0xffffu),
-          std::uint32_t(w >> 32 & 0xffffu), std::uint32_t(w >> 48 & 0xffffu)};
+COOP_HD constexpr std::uint64_t with_active(std::uint64_t word, std::uint32_t m) {
+  return (word & ~0xffffull) | m;
 }
 
 /// Per-job protocol flags, fixed at launch.
 enum ChannelFlags : std::uint32_t {
-  flag_adversarial = 1u << 0,    ///< decisions come from the seeded generator, not W/G
+  flag_adversarial = 1u << 0,    ///< decisions come from the seeded generator, not the target
   flag_any_order = 1u << 1,      ///< App. B: any workgroup may be killed (ids not contiguous)
   flag_kill_zero = 1u << 2,      ///< App. B: workgroup 0 may be killed when it is the last
-  flag_plain_barrier = 1u << 3,  ///< resizing barrier without query (one offer per arrival)
+  flag_plain_barrier = 1u << 3,  ///< resizing barrier without query (one leaves per barrier)
   flag_no_resize = 1u << 4,      ///< fixed policy / persistent mode: never kill or fork
 };
 
 inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 
-/// Scheduler channel of one job. Hot fields sit on their own cache lines.
+/// Scheduler channel of one job. The scheduler writes only `target` and `suspend` (plain
+/// stores: on the GPU they arrive by copy from the host, so they cannot take part in a CAS);
+/// everything else is written by the workgroups. Hot fields sit on their own cache lines.
 struct Channel {
-  alignas(128) std::uint64_t membership = 0;
+  alignas(128) std::uint64_t membership = 0;  ///< M | version (see active_of)
+  /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
+  /// grant of capacity that is free now (G = target - M).
+  std::uint32_t target = 0;
+  /// Non-zero: the next resizing barrier suspends the job (M -> 0, workgroup 0's transmitted
+  /// state and the resume point are kept for resume()).
+  std::uint32_t suspend = 0;
   std::uint32_t max_groups = 0;  ///< N
   std::uint32_t flags = 0;
   std::uint64_t seed = 0;
-  std::uint32_t finished = 0;  ///< workgroups that returned from the kernel normally
-  std::uint32_t abort = 0;     ///< set when the job must stop (error elsewhere)
+  std::uint32_t finished = 0;   ///< workgroups that returned from the kernel normally
+  std::uint32_t abort = 0;      ///< set when the job must stop (error elsewhere)
+  std::uint32_t suspended = 0;  ///< set by workgroup 0 when a suspension took effect
 
   alignas(128) std::uint32_t arrived = 0;  ///< barrier arrivals in the current generation
-  std::uint32_t generation = 0;
-  std::uint32_t kill_threshold = 0;  ///< after a resizing barrier, ids >= this leave
+  /// Written by the master to end a barrier: the generation (low half) and, for a resizing
+  /// barrier, the threshold at and above which ids leave (high half). One word, so a slave
+  /// learns both with the load that sees the barrier end.
+  alignas(64) std::uint64_t release = 0;
   /// Removed workgroups that have not yet seen that they were removed. No workgroup is added
   /// while this is non-zero, so an id is never reused before its previous owner has left.
   std::uint32_t leaving = 0;
+  std::uint32_t kill_ready = 0;  ///< workgroups announced for a batch exit (a hint)
 
   alignas(128) std::uint32_t kills = 0;
   std::uint32_t forks = 0;
   std::uint32_t forked_groups = 0;
   std::uint32_t resizes = 0;
   std::uint32_t barriers = 0;
+  std::uint32_t suspends = 0;
 
+  /// Workgroups waiting at offer_kill to leave in a batch (bit per id).
+  alignas(128) std::uint64_t announced[kIdWords] = {};
   /// Present ids, used only with kill_any_order (ids are then not a contiguous range).
   alignas(128) std::uint64_t present[kIdWords] = {};
 };
@@ -83,12 +100,42 @@ COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// Sets up a channel for a (re)start with workgroups [0, m), keeping the scheduler's target.
+/// Only while no workgroup of the job runs.
+COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
+  ch.membership = with_active(ch.membership + kVersionOne, m);
+  ch.suspend = 0;
+  ch.suspended = 0;
+  ch.finished = 0;
+  ch.arrived = 0;
+  ch.leaving = 0;
+  ch.kill_ready = 0;
+  for (auto& w : ch.announced) w = 0;
+  for (auto& w : ch.present) w = 0;
+  for (std::uint32_t i = 0; i < m; ++i) ch.present[i / 64] |= 1ull << (i % 64);
+}
+
+/// Membership as the scheduler sees it, computed from a channel.
+COOP_HD inline Membership view_membership(Channel& ch) {
+  Membership v;
+  v.active = active_of(atomic<std::uint64_t>(ch.membership).load());
+  std::uint32_t t = atomic<std::uint32_t>(ch.target).load(order::relaxed);
+  std::uint32_t keep = (ch.flags & flag_kill_zero) ? 0 : 1;
+  std::uint32_t floor = t > keep ? t : keep;
+  v.kill_wanted = v.active > floor ? v.active - floor : 0;
+  v.kill_ready = atomic<std::uint32_t>(ch.kill_ready).load(order::relaxed);
+  std::uint32_t top = t < ch.max_groups ? t : ch.max_groups;
+  v.fork_granted = top > v.active ? top - v.active : 0;
+  return v;
+}
+
 // Env concept (provided by each backend, used by thread 0 of a workgroup):
 //   void relax(WaitKind, int site);                 one spin-wait step (may yield / back off)
 //   void spawn(uint32_t id, uint32_t count, int site); start workgroups id..id+count-1 resuming
 //                                                     at `site` with the caller's transmit
+//   void suspend(int site);                         workgroup 0 keeps its transmit for resume
 //   uint64_t random();                              next adversarial decision of this workgroup
-//   void on_membership(uint32_t before, uint32_t after);   M changed (timeline)
+//   void on_membership(uint32_t before, uint32_t after);   M changed (timeline, scheduler)
 //   void barrier_unreachable(int site, uint32_t arrived, uint32_t active, uint32_t finished);
 //   void invariant_failed(const char* what);       protocol/scheduler bug or misuse
 
@@ -96,23 +143,26 @@ template <class Env>
 class Protocol {
  public:
   COOP_HD Protocol(Channel& ch, Env& env) : ch_(ch), env_(env), flags_(ch.flags) {}
+  /// With the job's flags already at hand (a GPU kernel has them in its parameters).
+  COOP_HD Protocol(Channel& ch, Env& env, std::uint32_t flags)
+      : ch_(ch), env_(env), flags_(flags) {}
 
-  COOP_HD Membership membership(order o = order::acquire) const {
-    return unpack(atomic<std::uint64_t>(ch_.membership).load(o));
-  }
-  COOP_HD std::uint32_t active() const { return membership().active; }
+  COOP_HD std::uint32_t active() const { return active_of(word().load()); }
   COOP_HD std::uint32_t max_groups() const { return ch_.max_groups; }
 
   /// query(): how many workgroups the scheduler wants back now.
-  COOP_HD std::uint32_t query() const { return membership().kill_wanted; }
+  COOP_HD std::uint32_t query() const {
+    std::uint32_t m = active();
+    std::uint32_t t = target();
+    return m > t ? m - t : 0;
+  }
 
   /// offer_kill by workgroup `id`; true if the workgroup must leave the kernel now.
   COOP_HD bool offer_kill(std::uint32_t id, int site) {
     if (flags_ & flag_no_resize) return false;
-    std::uint64_t raw = atomic<std::uint64_t>(ch_.membership).load();
-    Membership s = unpack(raw);
+    std::uint64_t raw = word().load();
     if (flags_ & flag_adversarial) return adversarial_kill(id, raw);
-    if (s.kill_wanted == 0) return false;  // the hot path: one load
+    if (target() >= active_of(raw)) return false;  // the hot path: two loads
     if (flags_ & flag_any_order) return kill_any(id, raw);
     return batch_kill(id, raw, site);
   }
@@ -121,29 +171,26 @@ class Protocol {
   COOP_HD std::uint32_t request_fork(std::uint32_t id, int site) {
     (void)id;
     if (flags_ & flag_no_resize) return 0;
-    atomic<std::uint64_t> word(ch_.membership);
-    std::uint64_t raw = word.load();
+    std::uint64_t raw = word().load();
     for (;;) {
-      Membership s = unpack(raw);
-      std::uint32_t room = ch_.max_groups - s.active;
+      std::uint32_t m = active_of(raw);
+      std::uint32_t room = ch_.max_groups - m;
       std::uint32_t k;
       if (flags_ & flag_adversarial) {
         k = room == 0 ? 0 : std::uint32_t(env_.random() % (room + 1));
       } else {
-        if (s.fork_granted == 0 || s.kill_wanted != 0) return 0;  // hot path: one load
-        k = s.fork_granted < room ? s.fork_granted : room;
+        std::uint32_t t = target();
+        if (t <= m) return 0;  // the hot path: two loads
+        k = t - m < room ? t - m : room;
       }
       if (k == 0) return 0;
       // k = 0 is always legal: never add while removed workgroups are still on their way out.
       if (atomic<std::uint32_t>(ch_.leaving).load() != 0) return 0;
-      Membership next = s;
-      next.active += k;
-      if (!(flags_ & flag_adversarial)) next.fork_granted -= k;
-      if (next.active > ch_.max_groups) env_.invariant_failed("fork beyond max_groups (N)");
-      if (word.cas(raw, pack(next))) {
-        start_groups(s.active, k, site);
+      if (m + k > ch_.max_groups) env_.invariant_failed("fork beyond max_groups (N)");
+      if (word().cas(raw, with_active(raw, m + k))) {
+        start_groups(m, k, site);
         atomic<std::uint32_t>(ch_.forks).fetch_add(1, order::relaxed);
-        env_.on_membership(s.active, next.active);
+        env_.on_membership(m, m + k);
         return k;
       }
       if (flags_ & flag_adversarial) return 0;  // state moved: a fresh decision next time
@@ -151,28 +198,31 @@ class Protocol {
   }
 
   /// A global barrier (resizing or not) reached by thread 0 of workgroup `id`, after its
-  /// workgroup barrier. Returns true if the workgroup was removed by a resizing barrier.
+  /// workgroup barrier. Returns true if the workgroup was removed by a resizing barrier
+  /// (workgroup 0 only when the job was suspended).
   COOP_HD bool barrier(std::uint32_t id, bool resizing, int site) {
-    bool may_resize = resizing && !(flags_ & flag_no_resize);
-    atomic<std::uint32_t> arrived(ch_.arrived), generation(ch_.generation);
-    std::uint32_t gen = generation.load();
+    atomic<std::uint32_t> arrived(ch_.arrived);
+    atomic<std::uint64_t> release(ch_.release);
+    const std::uint32_t gen = std::uint32_t(release.load(order::relaxed));
     arrived.fetch_add(1);
     if (id == 0) {
-      master_wait(site);
+      Snapshot snap = master_wait(site);
       arrived.store(0, order::relaxed);
-      Resize r = may_resize ? resize() : Resize{ch_.max_groups, 0, 0, 0};
-      atomic<std::uint32_t>(ch_.kill_threshold).store(r.threshold, order::relaxed);
+      Resize r = resizing ? resize(site, snap) : Resize{ch_.max_groups, 0, 0, 0};
       if (r.removed) atomic<std::uint32_t>(ch_.leaving).fetch_add(r.removed, order::relaxed);
       atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
-      generation.store(gen + 1);
+      release.store(std::uint64_t(r.threshold) << 32 | (gen + 1));
       // New workgroups start only now: had they started before the release they could read the
       // old generation at the next barrier and pass it early.
       if (r.grow > 0) start_groups(r.first_new, r.grow, site);
-      return false;
+      return r.threshold == 0;  // suspended: workgroup 0 leaves too
     }
-    while (generation.load() == gen) env_.relax(WaitKind::barrier_slave, site);
-    if (!may_resize) return false;
-    if (id < atomic<std::uint32_t>(ch_.kill_threshold).load(order::relaxed)) return false;
+    std::uint64_t word;
+    while (std::uint32_t(word = release.load(order::relaxed)) == gen)
+      env_.relax(WaitKind::barrier_slave, site);
+    fence_acquire();
+    if (!resizing) return false;
+    if (id < std::uint32_t(word >> 32)) return false;
     atomic<std::uint32_t>(ch_.leaving).fetch_sub(1);  // the master may now reuse our id
     return true;
   }
@@ -183,163 +233,204 @@ class Protocol {
     atomic<std::uint32_t>(ch_.finished).fetch_add(1);
   }
 
-  /// Marks ids [0, m) present (any-order mode bookkeeping) at launch.
-  COOP_HD static void init_present(Channel& ch, std::uint32_t m) {
-    for (std::uint32_t i = 0; i < m; ++i) ch.present[i / 64] |= 1ull << (i % 64);
-  }
-
  private:
-  COOP_HD bool removable(std::uint32_t id, const Membership& s) const {
-    if (s.active == 0) return false;
-    if (id == 0 || s.active == 1) return s.active == 1 && id == 0 && (flags_ & flag_kill_zero);
+  COOP_HD atomic<std::uint64_t> word() const { return atomic<std::uint64_t>(ch_.membership); }
+  COOP_HD std::uint32_t target() const {
+    return atomic<std::uint32_t>(ch_.target).load(order::relaxed);
+  }
+  COOP_HD std::uint32_t keep() const { return (flags_ & flag_kill_zero) ? 0 : 1; }
+
+  COOP_HD bool removable(std::uint32_t id, std::uint32_t m) const {
+    if (m == 0) return false;
+    if (id == 0 || m == 1) return m == 1 && id == 0 && (flags_ & flag_kill_zero);
     return true;
   }
 
-  // Default semantics: the W top workgroups leave together. Each wanted workgroup announces
-  // itself (R += 1); the one that makes R == W commits M -= W for all of them at once, so the
-  // ids stay contiguous and the scheduler gets all W slots after one round instead of a chain
-  // of one kill per loop iteration. A waiting workgroup gives up (offer is a no-op) if a barrier
-  // is in progress or the kernel is finishing, so that it can never wait on a workgroup that
-  // will not come.
+  // Default semantics: the top workgroups [floor, M) leave together, floor = max(target, 1).
+  // Each wanted workgroup announces itself (a bit per id) and waits; one that finds the whole
+  // window announced commits M = floor for all of them with one CAS, so ids stay contiguous and
+  // the scheduler gets all its slots after one round instead of a chain of one kill per loop
+  // iteration. A waiting workgroup withdraws (its offer is a no-op) if it is no longer wanted,
+  // a barrier is in progress or the kernel is finishing, so that it never waits on a workgroup
+  // that will not come. Withdrawing clears the bit and then bumps the version, so a commit
+  // decided on a stale scan fails.
   COOP_HD bool batch_kill(std::uint32_t id, std::uint64_t raw, int site) {
-    atomic<std::uint64_t> word(ch_.membership);
-    bool announced = false;
+    atomic<std::uint64_t> announced(ch_.announced[id / 64]);
+    atomic<std::uint32_t> ready(ch_.kill_ready), leaving(ch_.leaving);
+    const std::uint64_t bit = 1ull << (id % 64);
+    bool waiting = false;
     for (;;) {
-      Membership s = unpack(raw);
-      if (announced && id >= s.active) {  // our batch was committed
-        atomic<std::uint32_t>(ch_.leaving).fetch_sub(1);
+      std::uint32_t m = active_of(raw);
+      if (waiting && id >= m) {  // another member of our batch committed it
+        announced.fetch_and(~bit);
+        ready.fetch_sub(1, order::relaxed);
+        leaving.fetch_sub(1);
         return true;
       }
-      // Workgroup 0 is never part of a batch unless the kernel allows killing it.
-      std::uint32_t keep = (flags_ & flag_kill_zero) ? 0 : 1;
-      std::uint32_t batch = s.active > keep ? s.active - keep : 0;
-      if (s.kill_wanted < batch) batch = s.kill_wanted;
-      bool wanted = batch > 0 && id + batch >= s.active && id < s.active;
+      std::uint32_t floor = target() > keep() ? target() : keep();
+      bool wanted = id >= floor && id < m;
       bool give_up = atomic<std::uint32_t>(ch_.arrived).load(order::relaxed) != 0 ||
                      atomic<std::uint32_t>(ch_.finished).load(order::relaxed) != 0;
-      if (!announced) {
-        if (!wanted || give_up) return false;
-        Membership next = s;
-        bool commit = s.kill_ready + 1 >= batch;
-        if (commit) {
-          next.active -= batch;
-          next.kill_wanted -= batch;
-          next.kill_ready = 0;
-          // Counted before the commit is visible, so that no fork slips in between.
-          if (batch > 1) atomic<std::uint32_t>(ch_.leaving).fetch_add(batch - 1);
-        } else {
-          next.kill_ready += 1;
+      if (!wanted || give_up) {
+        if (!waiting) return false;
+        announced.fetch_and(~bit);
+        for (;;) {
+          raw = word().load();
+          if (id >= active_of(raw)) {  // committed before we withdrew: we leave after all
+            ready.fetch_sub(1, order::relaxed);
+            leaving.fetch_sub(1);
+            return true;
+          }
+          if (word().cas(raw, raw + kVersionOne)) {
+            ready.fetch_sub(1, order::relaxed);
+            return false;
+          }
         }
-        if (!word.cas(raw, pack(next))) {
-          if (commit && batch > 1) atomic<std::uint32_t>(ch_.leaving).fetch_sub(batch - 1);
-          continue;
-        }
-        if (commit) {
+      }
+      if (!waiting) {
+        announced.fetch_or(bit);
+        ready.fetch_add(1, order::relaxed);
+        waiting = true;
+      }
+      std::uint32_t batch = m - floor;
+      if (ready.load(order::relaxed) >= batch && all_announced(floor, m)) {
+        // Counted before the commit is visible, so that no fork slips in between.
+        if (batch > 1) leaving.fetch_add(batch - 1);
+        if (word().cas(raw, with_active(raw, floor) + kVersionOne)) {
+          announced.fetch_and(~bit);
+          ready.fetch_sub(1, order::relaxed);
           atomic<std::uint32_t>(ch_.kills).fetch_add(batch, order::relaxed);
-          env_.on_membership(s.active, next.active);
+          env_.on_membership(m, floor);
           return true;
         }
-        announced = true;
-        raw = pack(next);
-        continue;
-      }
-      if (give_up) {
-        Membership next = s;
-        next.kill_ready -= 1;
-        if (word.cas(raw, pack(next))) return false;
-        continue;
+        if (batch > 1) leaving.fetch_sub(batch - 1);
+        continue;  // raw holds the new state
       }
       env_.relax(WaitKind::batch_kill, site);
-      raw = word.load();
+      raw = word().load();
     }
   }
 
+  COOP_HD bool all_announced(std::uint32_t from, std::uint32_t to) const {
+    for (std::uint32_t i = from; i < to;) {
+      std::uint32_t w = i / 64, lo = i % 64;
+      std::uint32_t hi = (to - w * 64) < 64 ? (to - w * 64) : 64;
+      std::uint64_t mask = (hi == 64 ? ~0ull : ((1ull << hi) - 1)) & ~((1ull << lo) - 1);
+      if ((atomic<std::uint64_t>(ch_.announced[w]).load() & mask) != mask) return false;
+      i = w * 64 + hi;
+    }
+    return true;
+  }
+
   COOP_HD bool adversarial_kill(std::uint32_t id, std::uint64_t raw) {
-    Membership s = unpack(raw);
+    std::uint32_t m = active_of(raw);
     bool eligible =
-        (flags_ & flag_any_order) ? removable(id, s) : (id + 1 == s.active && removable(id, s));
+        (flags_ & flag_any_order) ? removable(id, m) : (id + 1 == m && removable(id, m));
     if (!eligible || (env_.random() & 1u) == 0) return false;
-    Membership next = s;
-    next.active -= 1;
-    if (!atomic<std::uint64_t>(ch_.membership).cas(raw, pack(next))) return false;
+    if (!word().cas(raw, with_active(raw, m - 1))) return false;
     leave_id(id);
     atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
-    env_.on_membership(s.active, next.active);
+    env_.on_membership(m, m - 1);
     return true;
   }
 
   COOP_HD bool kill_any(std::uint32_t id, std::uint64_t raw) {
-    atomic<std::uint64_t> word(ch_.membership);
     for (;;) {
-      Membership s = unpack(raw);
-      if (s.kill_wanted == 0 || !removable(id, s)) return false;
-      Membership next = s;
-      next.active -= 1;
-      next.kill_wanted -= 1;
-      if (word.cas(raw, pack(next))) {
+      std::uint32_t m = active_of(raw);
+      if (target() >= m || !removable(id, m)) return false;
+      if (word().cas(raw, with_active(raw, m - 1))) {
         leave_id(id);
         atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
-        env_.on_membership(s.active, next.active);
+        env_.on_membership(m, m - 1);
         return true;
       }
     }
   }
 
-  COOP_HD void master_wait(int site) {
+  // What the master saw when the last workgroup arrived (read together with the arrivals, so
+  // that a barrier that does not resize needs no further round trip).
+  struct Snapshot {
+    std::uint64_t membership;
+    std::uint32_t target, suspend;
+  };
+
+  COOP_HD Snapshot master_wait(int site) {
     atomic<std::uint32_t> arrived(ch_.arrived);
     for (;;) {
-      std::uint32_t a = arrived.load();
-      Membership s = membership();
-      if (a == s.active && atomic<std::uint32_t>(ch_.leaving).load() == 0) return;
+      // Independent relaxed loads: one round trip per poll, not one per field.
+      std::uint32_t a = arrived.load(order::relaxed);
+      std::uint64_t raw = word().load(order::relaxed);
+      std::uint32_t out = atomic<std::uint32_t>(ch_.leaving).load(order::relaxed);
+      std::uint32_t t = target();
+      std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+      std::uint32_t m = active_of(raw);
+      if (a == m && out == 0) {
+        // A batch exit counts its leavers before it commits M: having seen that M, the
+        // acquire makes their count visible, so a stale zero cannot pass for done.
+        fence_acquire();
+        if (atomic<std::uint32_t>(ch_.leaving).load(order::relaxed) == 0) return {raw, t, sus};
+      }
       std::uint32_t done = atomic<std::uint32_t>(ch_.finished).load(order::relaxed);
-      if (done != 0 && a + done >= s.active) env_.barrier_unreachable(site, a, s.active, done);
+      if (done != 0 && a + done >= m) env_.barrier_unreachable(site, a, m, done);
       env_.relax(WaitKind::barrier_master, site);
     }
   }
 
   struct Resize {
-    std::uint32_t threshold;  ///< slaves with id >= threshold leave
+    std::uint32_t threshold;  ///< slaves with id >= threshold leave (0: suspended, all leave)
     std::uint32_t first_new;  ///< first id of the workgroups to start after the release
     std::uint32_t grow;       ///< how many to start
     std::uint32_t removed;    ///< how many slaves leave
   };
 
   // The master's decision at a resizing barrier, with every member present.
-  COOP_HD Resize resize() {
-    atomic<std::uint64_t> word(ch_.membership);
-    std::uint64_t raw = word.load();
+  COOP_HD Resize resize(int site, const Snapshot& snap) {
+    const Resize none{ch_.max_groups, 0, 0, 0};
+    // Fast path: nothing asked when the last workgroup arrived. (A request that lands during
+    // the barrier is honoured at the next one.)
+    if (!(flags_ & flag_adversarial) && snap.suspend == 0 &&
+        ((flags_ & flag_no_resize) || snap.target == active_of(snap.membership)))
+      return none;
+    std::uint64_t raw = snap.membership;
     for (;;) {
-      Membership s = unpack(raw);
-      Membership next = s;
-      std::uint32_t target = s.active;
-      if (flags_ & flag_adversarial) {
-        target = 1 + std::uint32_t(env_.random() % ch_.max_groups);
-      } else if (s.kill_wanted > 0) {
-        // Query barrier: all W leave at once. Plain barrier (paper §4.2 without query): one
-        // offer per barrier succeeds. The paper's slaves offered on arrival, which lets M
-        // change while late workgroups are still in the interval; deciding here, with every
-        // workgroup present, keeps M stable between resizing barriers.
-        std::uint32_t want = (flags_ & flag_plain_barrier) ? 1 : s.kill_wanted;
-        std::uint32_t k = want < s.active - 1 ? want : s.active - 1;
-        target = s.active - k;
-        next.kill_wanted -= k;
-      } else if (s.fork_granted > 0 && s.kill_wanted == 0) {
-        std::uint32_t room = ch_.max_groups - s.active;
-        std::uint32_t k = s.fork_granted < room ? s.fork_granted : room;
-        target = s.active + k;
-        next.fork_granted -= k;
+      std::uint32_t m = active_of(raw);
+      std::uint32_t to = m;
+      bool suspend = atomic<std::uint32_t>(ch_.suspend).load() != 0;
+      if (suspend) {
+        to = 0;
+      } else if (flags_ & flag_no_resize) {
+        return none;
+      } else if (flags_ & flag_adversarial) {
+        to = 1 + std::uint32_t(env_.random() % ch_.max_groups);
+      } else {
+        std::uint32_t t = target();
+        if (t < m) {
+          // Query barrier: everything above the target leaves at once. Plain barrier (paper
+          // §4.2 without query): one workgroup per barrier. The paper's slaves offered on
+          // arrival, which lets M change while late workgroups are still in the interval;
+          // deciding here, with every workgroup present, keeps M stable between barriers.
+          to = (flags_ & flag_plain_barrier) ? m - 1 : (t > 1 ? t : 1);
+          if (to < 1) to = 1;
+        } else if (t > m) {
+          to = t < ch_.max_groups ? t : ch_.max_groups;
+        }
       }
-      if (target == s.active) return {ch_.max_groups, 0, 0, 0};
-      next.active = target;
-      next.kill_ready = 0;
-      if (!word.cas(raw, pack(next))) continue;
-      atomic<std::uint32_t>(ch_.resizes).fetch_add(1, order::relaxed);
-      env_.on_membership(s.active, target);
-      if (target > s.active) return {ch_.max_groups, s.active, target - s.active, 0};
-      atomic<std::uint32_t>(ch_.kills).fetch_add(s.active - target, order::relaxed);
-      std::uint32_t threshold =
-          (flags_ & flag_any_order) ? drop_top_ids(s.active - target) : target;
-      return {threshold, 0, 0, s.active - target};
+      if (to == m) return none;
+      if (!word().cas(raw, with_active(raw, to))) continue;
+      if (to == 0) {
+        env_.suspend(site);
+        atomic<std::uint32_t>(ch_.suspends).fetch_add(1, order::relaxed);
+        atomic<std::uint32_t>(ch_.suspended).store(1);
+      } else {
+        atomic<std::uint32_t>(ch_.resizes).fetch_add(1, order::relaxed);
+      }
+      env_.on_membership(m, to);
+      if (to > m) return {ch_.max_groups, m, to - m, 0};
+      if (to > 0) atomic<std::uint32_t>(ch_.kills).fetch_add(m - to, order::relaxed);
+      std::uint32_t threshold = (flags_ & flag_any_order) && to > 0 ? drop_top_ids(m - to) : to;
+      if (to == 0)
+        for (std::uint32_t i = 0; i < m; ++i) leave_id(i);
+      return {threshold, 0, 0, to == 0 ? m - 1 : m - to};
     }
   }
 

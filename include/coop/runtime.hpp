@@ -10,17 +10,37 @@
 #include <vector>
 
 #include "coop/cpu/backend.hpp"
+#include "coop/job.hpp"
 #include "coop/kernel.hpp"
 #include "coop/policy.hpp"
 #include "coop/scheduler.hpp"
 #include "coop/stats.hpp"
+
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+#include "coop/cuda/backend.cuh"
+#endif
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
 
 namespace coop {
 
 enum class Backend : std::uint8_t { cpu, cuda };
 const char* backend_name(Backend b);
 
+namespace cuda {
+class DeviceService;
+}
+struct CudaServiceDeleter {
+  void operator()(cuda::DeviceService* d) const;
+};
+
 struct RuntimeOptions {
+  /// Which backend drives the jobs: a GPU when the CUDA backend is built and a device is present
+  /// (automatic), or one explicitly (cuda throws when there is no device).
+  enum class Select : std::uint8_t { automatic, cpu, cuda };
+  Select backend = Select::automatic;
+  /// CUDA: which device.
+  int device = 0;
   /// CPU backend: how many workgroups can be resident at once (its "compute units").
   /// 0 = $COOP_CPU_SLOTS, else 16.
   std::uint32_t cpu_slots = 0;
@@ -30,75 +50,78 @@ struct RuntimeOptions {
   double watchdog_s = 20;
 };
 
-/// Handle on a launched cooperative kernel.
-class Job {
- public:
-  Job() = default;
-  /// Blocks until every workgroup has left; throws coop::misuse_error if the job failed.
-  void wait() { core_->wait(); }
-  bool done() const { return core_->done(); }
-  JobStats stats() const { return core_->stats(); }
-  std::uint32_t max_groups() const { return core_->max_groups(); }
-  /// Current number of active workgroups M.
-  std::uint32_t active_groups() const { return core_->membership().active; }
-  /// cap(M) policy: change the limit on M while the job runs (energy throttling).
-  void set_cap(std::uint32_t cap) { core_->set_cap(cap); }
-  explicit operator bool() const { return bool(core_); }
-
- private:
-  friend class Runtime;
-  explicit Job(std::shared_ptr<cpu::JobCore> core) : core_(std::move(core)) {}
-  std::shared_ptr<cpu::JobCore> core_;
-};
-
 /// What a non-cooperative task gets while it holds its workgroups.
 class Task {
  public:
   std::uint32_t groups() const { return groups_; }
   Backend backend() const { return backend_; }
+  /// CUDA: the high-priority stream to enqueue the task's work on (cudaStream_t); the runtime
+  /// waits for it before giving the capacity back. nullptr on the CPU backend.
+  CUstream_st* stream() const { return stream_; }
 
  private:
   friend class Runtime;
-  Task(std::uint32_t g, Backend b) : groups_(g), backend_(b) {}
+  Task(std::uint32_t g, Backend b, CUstream_st* s) : groups_(g), backend_(b), stream_(s) {}
   std::uint32_t groups_;
   Backend backend_;
+  CUstream_st* stream_;
 };
 
 class Runtime {
  public:
-  /// The CPU backend (the CUDA backend is selected by coop::cuda::Runtime when built).
   explicit Runtime(RuntimeOptions opts = {});
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  Backend backend() const { return Backend::cpu; }
+  Backend backend() const { return backend_; }
   std::string device_name() const;
-  /// Workgroup slots of the device (CPU: cpu_slots).
+  /// Capacity in scheduler units (CPU: workgroup slots; CUDA: SMs x cuda::kUnitsPerSM).
   std::uint32_t capacity() const { return sched_->capacity(); }
   double now_ms() const { return sched_->now_ms(); }
 
-  /// Launches cooperative kernel K with at most cfg.max_groups workgroups (0 = capacity).
-  /// Returns once it runs with M0 >= 1 workgroups.
+  /// Launches cooperative kernel K with at most cfg.max_groups workgroups (0 = as many as can
+  /// be co-resident). Returns once it runs with M0 >= 1 workgroups. On the CUDA backend the
+  /// kernel must be compiled by nvcc (this call in a .cu file).
   template <class K>
   Job launch(const LaunchConfig& cfg, const params_t<K>& params,
              const transmit_t<K>& transmit = {}) {
+    if (backend_ == Backend::cuda) {
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+      return cuda::launch<K>(*cuda_, *sched_, cfg, params, transmit);
+#else
+      throw std::logic_error(
+          "this runtime drives a GPU, but the kernel was compiled by a host compiler: launch it "
+          "from a .cu file compiled by nvcc");
+#endif
+    }
     std::uint32_t n = checked_groups(cfg);
     auto job = std::make_shared<cpu::Job<K>>(*sched_, cfg, n, cpu_options(), params);
     std::uint32_t m0 = sched_->admit(job.get(), cfg, n);
     job->launch(m0, transmit);
-    return Job(std::move(job));
+    return Job(std::shared_ptr<detail::JobImpl>(std::move(job)));
   }
 
-  /// Runs a non-cooperative task on `groups` workgroup slots gathered from the running jobs:
-  /// blocks until they are free, runs `work`, gives them back. Returns the task's record.
+  /// Runs a non-cooperative task on `groups` workgroup slots (workgroups the size of the
+  /// lowest-priority running job's) gathered from the running jobs: blocks until they are free,
+  /// runs `work` (CUDA: `work` enqueues on task.stream() and the runtime waits for it), gives
+  /// them back. Returns the task's record.
   TaskRecord run(std::uint32_t groups, const std::function<void(Task&)>& work, int priority = 0);
+  /// The same for work whose grid the scheduler does not control (a library call such as a
+  /// cuBLAS GEMM): gathers `fraction` (0, 1] of the device, at most all but workgroup 0 of each
+  /// running job. Library kernels whose blocks need most of an SM want fraction 1.
+  TaskRecord run_fraction(double fraction, const std::function<void(Task&)>& work,
+                          int priority = 0);
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
 
  private:
   std::uint32_t checked_groups(const LaunchConfig& cfg) const;
   cpu::Options cpu_options() const { return {opts_.checking, opts_.watchdog_s}; }
+  TaskRecord run_units(std::uint32_t units, std::uint32_t groups,
+                       const std::function<void(Task&)>& work, int priority);
   RuntimeOptions opts_;
+  Backend backend_ = Backend::cpu;
+  std::unique_ptr<cuda::DeviceService, CudaServiceDeleter> cuda_;
   std::unique_ptr<detail::Scheduler> sched_;
 };
 

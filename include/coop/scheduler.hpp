@@ -1,6 +1,12 @@
 // The host scheduler: capacity accounting between cooperative jobs and non-cooperative tasks.
-// Backend-neutral: a backend exposes each job through JobControl (the scheduler channel) and
-// reports every workgroup that leaves; the scheduler decides who gets which slots.
+// Backend-neutral: a backend exposes each job through JobControl (its target M and the M it
+// reports); the scheduler decides who gets which capacity.
+//
+// Capacity is counted in units. On the CPU backend a unit is one workgroup slot; on a GPU it is
+// a fraction of a streaming multiprocessor, and a job's workgroup costs as many units as its
+// occupancy implies. A job occupies max(target, M) workgroups: capacity given back by lowering
+// its target is free only once the job reports that M went down, and a fork can only use
+// capacity that was free when the target was raised.
 #pragma once
 
 #include <chrono>
@@ -21,35 +27,48 @@ namespace coop::detail {
 class JobControl {
  public:
   virtual ~JobControl() = default;
-  virtual Membership membership() const = 0;
-  virtual void request_kills(std::uint32_t n) = 0;  ///< W += n
-  virtual void grant(std::uint32_t n) = 0;          ///< G += n
-  virtual std::uint32_t revoke_grant() = 0;         ///< G -> 0; returns the old G
+  /// M as far as the host knows it (the GPU reports changes with a short delay).
+  virtual std::uint32_t reported_active() const = 0;
+  /// The M the scheduler wants (kill requests above it, fork grants below it).
+  virtual void set_target(std::uint32_t target) = 0;
 };
 
 class Scheduler {
  public:
   using clock = std::chrono::steady_clock;
 
-  explicit Scheduler(std::uint32_t capacity);
+  explicit Scheduler(std::uint32_t capacity_units);
   std::uint32_t capacity() const { return capacity_; }
   /// Milliseconds since the scheduler was created (all records use this clock).
   double now_ms() const;
 
-  /// Admits a job asking for up to N workgroups; blocks until it can start. Returns M0.
-  std::uint32_t admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n);
-  /// A workgroup of `job` left the kernel (killed or finished): its slot comes back.
-  void group_exited(JobControl* job);
-  /// Every workgroup of `job` has left: the job's remaining reservation comes back.
+  /// Admits a job of up to N workgroups costing `cost` units each; blocks until it can start
+  /// and sets its target. Returns M0.
+  std::uint32_t admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,
+                      std::uint32_t cost = 1);
+  /// The job's M changed (the backend calls this after each report).
+  void membership_changed(JobControl* job);
+  /// Every workgroup of `job` has left: its capacity comes back.
   void job_finished(JobControl* job);
   /// cap(M) policy: change the limit while the job runs.
   void set_cap(JobControl* job, std::uint32_t cap);
+  /// The job suspended itself (M = 0): it holds nothing and is not grown until resumed.
+  void job_suspended(JobControl* job);
+  /// Gathers capacity for a suspended job to resume with up to `m` workgroups (at least one);
+  /// blocks like admit(). Returns the M to resume with.
+  std::uint32_t resume(JobControl* job, std::uint32_t m);
 
-  /// Gathers `groups` slots (from free capacity, unconsumed grants and kills), runs `work`,
-  /// gives the slots back. Returns the task's record.
-  TaskRecord run_task(std::uint32_t groups, int priority, const std::function<void()>& work);
+  /// Gathers `units` of capacity (from free capacity, unconsumed grants and kills), runs
+  /// `work`, gives the capacity back. `groups` is what the record reports as the task's size.
+  TaskRecord run_task(std::uint32_t units, std::uint32_t groups, int priority,
+                      const std::function<void()>& work);
   std::vector<TaskRecord> task_records() const;
-  std::uint32_t free_slots() const;
+  std::uint32_t free_units() const;
+  /// The most units a task can gather now: all but workgroup 0 of each running job (and all of
+  /// a job that holds its N).
+  std::uint32_t gatherable_units() const;
+  /// Units a workgroup of the lowest-priority running job costs (1 when none runs).
+  std::uint32_t reference_cost() const;
 
  private:
   struct JobEntry {
@@ -57,27 +76,32 @@ class Scheduler {
     Policy policy;
     int priority;
     std::uint32_t n;
-    std::uint32_t held;           ///< slots reserved for the job (running groups + grants)
-    std::uint32_t pending_kills;  ///< requested, not yet returned
-    bool reserved;                ///< holds all N slots until it ends (adversarial, persistent)
+    std::uint32_t cost;    ///< units per workgroup
+    std::uint32_t target;  ///< the M the job may hold
+    bool reserved;         ///< holds all N until it ends (adversarial, persistent)
+    bool suspended;
     std::uint32_t cap;
   };
   struct Waiter {
-    std::uint32_t need, got;
+    std::uint32_t need, got;  ///< units
     int priority;
     std::uint64_t seq;
   };
 
   JobEntry* find(JobControl* job);
-  void dispatch();  // hand free slots to waiting tasks, then to jobs that can grow
-  void reclaim();   // ask jobs for the slots that waiting tasks still miss
-  std::uint32_t target_of(const JobEntry& e) const;
+  std::uint32_t occupied(const JobEntry& e) const;  // units
+  std::int64_t free_locked() const;
+  std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
+  void set_target(JobEntry& e, std::uint32_t t);
+  std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock);
+  void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
+  void reclaim();   // ask jobs for the capacity that waiting tasks still miss
 
   const std::uint32_t capacity_;
   const clock::time_point epoch_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::uint32_t free_;
+  std::uint32_t tasks_held_ = 0;  ///< units held by running tasks
   std::list<JobEntry> jobs_;
   std::list<Waiter> waiters_;
   std::uint64_t seq_ = 0;

@@ -29,6 +29,7 @@ struct JobStats {
   std::uint64_t forked_groups = 0;   ///< workgroups added (forks and growing barriers)
   std::uint64_t resizes = 0;         ///< resizing barriers that changed M
   std::uint64_t barriers = 0;        ///< global and resizing barriers completed
+  std::uint64_t suspends = 0;        ///< times the job was suspended at a resizing barrier
   double start_ms = 0, end_ms = 0;   ///< since the runtime was created
   std::vector<TimelinePoint> timeline;
   double elapsed_ms() const { return end_ms - start_ms; }

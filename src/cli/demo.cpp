@@ -15,6 +15,14 @@
 #include "examples/frontier_bfs.hpp"
 #include "examples/task_queue.hpp"
 
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#define COOP_DEMO_GPU 1
+#else
+#define COOP_DEMO_GPU 0
+#endif
+
 namespace coop::cli {
 namespace {
 
@@ -27,8 +35,9 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
 }
 
-// The high-priority task's work: a float matmul split over the task's workgroups (one host
-// thread per workgroup on the CPU backend), checked against a serial product.
+// The high-priority task's work: a float matmul, split over the task's workgroups on the CPU
+// backend (one host thread each), a cuBLAS SGEMM on the task's stream on a GPU; checked against
+// a serial product (small integers: the float sums are exact).
 struct Matmul {
   explicit Matmul(std::uint32_t size) : n(size), a(size * size), b(size * size), c(size * size) {
     for (std::uint32_t i = 0; i < n * n; ++i) {
@@ -36,7 +45,46 @@ struct Matmul {
       b[i] = float((i * 5) % 11) - 5;
     }
   }
-  void run(std::uint32_t groups) {
+  void run(Task& t) {
+#if COOP_DEMO_GPU
+    if (t.backend() == Backend::cuda) return run_gpu(t.stream());
+#endif
+    run_cpu(t.groups());
+  }
+#if COOP_DEMO_GPU
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first.
+  void run_gpu(cudaStream_t stream) {
+    if (!handle) {
+      if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate");
+      const std::size_t bytes = std::size_t(n) * n * sizeof(float);
+      cudaMalloc(&da, bytes);
+      cudaMalloc(&db, bytes);
+      cudaMalloc(&dc, bytes);
+      cudaMemcpy(da, a.data(), bytes, cudaMemcpyHostToDevice);
+      cudaMemcpy(db, b.data(), bytes, cudaMemcpyHostToDevice);
+    }
+    cublasSetStream(handle, stream);
+    const float one = 1, zero = 0;
+    const int m = int(n);
+    if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, db, m, da, m, &zero, dc, m) !=
+        CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("cublasSgemm failed");
+    cudaMemcpyAsync(c.data(), dc, std::size_t(n) * n * sizeof(float), cudaMemcpyDeviceToHost,
+                    stream);
+    cudaStreamSynchronize(stream);
+  }
+  ~Matmul() {
+    if (handle) {
+      cublasDestroy(handle);
+      cudaFree(da);
+      cudaFree(db);
+      cudaFree(dc);
+    }
+  }
+  cublasHandle_t handle = nullptr;
+  float *da = nullptr, *db = nullptr, *dc = nullptr;
+#endif
+  void run_cpu(std::uint32_t groups) {
     std::vector<std::thread> workers;
     for (std::uint32_t g = 0; g < groups; ++g)
       workers.emplace_back([this, g, groups] {
@@ -50,7 +98,8 @@ struct Matmul {
     for (auto& w : workers) w.join();
   }
   bool check() const {
-    for (std::uint32_t i = 0; i < n; i += 7)
+    const std::uint32_t step = n > 256 ? n / 16 + 1 : 1;
+    for (std::uint32_t i = 0; i < n; i += step)
       for (std::uint32_t j = 0; j < n; j += 5) {
         float s = 0;
         for (std::uint32_t k = 0; k < n; ++k) s += a[i * n + k] * b[k * n + j];
@@ -76,8 +125,10 @@ void print_timeline(const JobStats& s, std::uint32_t n) {
       lo = std::min(lo, m);
       hi = std::max(hi, m);
     }
-    std::printf("  %8.2f ms |%-*s| M %u..%u\n", t - t0, int(n), std::string(hi, '#').c_str(), lo,
-                hi);
+    const std::uint32_t width = 60;  // bar columns for M = N
+    std::uint32_t bar = std::uint32_t((std::uint64_t(hi) * width + n - 1) / std::max(n, 1u));
+    std::printf("  %8.2f ms |%-*s| M %u..%u\n", t - t0, int(width), std::string(bar, '#').c_str(),
+                lo, hi);
   }
 }
 
@@ -86,24 +137,34 @@ void print_timeline(const JobStats& s, std::uint32_t n) {
 int run_demo(const DemoOptions& o) {
   RuntimeOptions ro;
   ro.cpu_slots = o.slots;
+  if (o.backend == "cpu") {
+    ro.backend = RuntimeOptions::Select::cpu;
+  } else if (o.backend == "cuda") {
+    ro.backend = RuntimeOptions::Select::cuda;
+  } else if (o.backend != "auto") {
+    throw std::invalid_argument("--backend must be auto, cpu or cuda, got '" + o.backend + "'");
+  }
+#if !COOP_DEMO_GPU
+  // This build's demo kernels were compiled for the CPU only.
+  if (ro.backend == RuntimeOptions::Select::automatic) ro.backend = RuntimeOptions::Select::cpu;
+#endif
   Runtime rt(ro);
+  const bool gpu = rt.backend() == Backend::cuda;
   LaunchConfig cfg;
-  cfg.max_groups = o.groups ? o.groups : rt.capacity();
-  cfg.threads = o.threads;
+  cfg.max_groups = o.groups;
+  cfg.threads = o.threads ? o.threads : (gpu ? 256 : 32);
   cfg.policy = Policy::parse(o.policy);
   if (o.barrier != "query" && o.barrier != "plain")
     throw std::invalid_argument("--barrier must be query or plain");
   cfg.barrier = o.barrier == "plain" ? ResizeBarrier::plain : ResizeBarrier::query;
-  const std::uint32_t task_groups =
-      o.task_groups ? o.task_groups : std::max(1u, cfg.max_groups / 2);
-
-  if (!o.json)
-    std::printf(
-        "coop demo on %s: kernel %s, N=%u, %u threads/workgroup, policy %s, %s barrier\n"
-        "high-priority task: %ux%u matmul on %u workgroups every %.1f ms\n",
-        rt.device_name().c_str(), o.kernel.c_str(), cfg.max_groups, cfg.threads,
-        cfg.policy.name().c_str(), o.barrier.c_str(), o.task_size, o.task_size, task_groups,
-        o.period_ms);
+  const std::uint32_t task_size = o.task_size ? o.task_size : (gpu ? 2048 : 96);
+  // The task's kernels are loaded before the persistent kernel starts (lazy loading would
+  // otherwise wait for it), and the product is checked once.
+  Matmul mm(task_size);
+  if (gpu) {
+    rt.run_fraction(1.0, [&](Task& t) { mm.run(t); });
+    if (!mm.check()) throw std::runtime_error("the task's matmul is wrong before the demo starts");
+  }
 
   std::function<bool()> check;
   Job job;
@@ -112,33 +173,47 @@ int run_demo(const DemoOptions& o) {
   std::unique_ptr<examples::TaskQueueBuffers> queue;
   std::uint64_t total = 0;
   if (o.kernel == "bfs") {
-    graph = examples::random_graph(o.size ? o.size : 200000, 1, o.seed);
+    graph = examples::random_graph(o.size ? o.size : (gpu ? 4'000'000 : 200'000), 1, o.seed);
     bfs = std::make_unique<examples::BfsBuffers>(graph, 0);
-    job = rt.launch<examples::FrontierBfs>(cfg, bfs->params(graph));
-    check = [&] { return bfs->level == examples::reference_bfs(graph, 0); };
+    job = rt.launch<examples::FrontierBfs>(cfg, bfs->params());
+    check = [&] { return bfs->level.to_vector() == examples::reference_bfs(graph, 0); };
   } else if (o.kernel == "queue") {
-    total = o.size ? o.size : 40'000'000;
-    queue = std::make_unique<examples::TaskQueueBuffers>(cfg.max_groups, total, 20000, 64);
+    total = o.size ? o.size : (gpu ? 4'000'000'000ull : 40'000'000);
+    queue = std::make_unique<examples::TaskQueueBuffers>(cfg.max_groups ? cfg.max_groups : 64,
+                                                         total, 20000, 64);
     job = rt.launch<examples::TaskQueue>(cfg, queue->params());
-    check = [&] { return queue->sum == examples::TaskQueueBuffers::reference(total); };
+    check = [&] { return *queue->sum == examples::TaskQueueBuffers::reference(total); };
   } else {
     throw std::invalid_argument("--kernel must be bfs or queue, got '" + o.kernel + "'");
   }
 
+  const std::uint32_t task_groups =
+      o.task_groups ? o.task_groups : std::max(1u, job.max_groups() / 2);
+  if (!o.json)
+    std::printf(
+        "coop demo on %s: kernel %s, N=%u, %u threads/workgroup, policy %s, %s barrier\n"
+        "high-priority task: %ux%u matmul (%s) on %s every %.1f ms\n",
+        rt.device_name().c_str(), o.kernel.c_str(), job.max_groups(), cfg.threads,
+        cfg.policy.name().c_str(), o.barrier.c_str(), task_size, task_size,
+        gpu ? "cuBLAS SGEMM" : "host threads",
+        gpu ? "the whole GPU but workgroup 0"
+            : (std::to_string(task_groups) + " workgroups").c_str(),
+        o.period_ms);
+
   // The periodic high-priority task, until the cooperative kernel finishes.
-  Matmul mm(o.task_size);
   bool task_ok = true;
   std::vector<TaskRecord> records;
   auto period = std::chrono::duration<double, std::milli>(o.period_ms);
   auto next = std::chrono::steady_clock::now();
+  auto task = [&](Task& t) {
+    std::fill(mm.c.begin(), mm.c.end(), 0.0f);
+    mm.run(t);
+  };
   while (!job.done()) {
-    records.push_back(rt.run(
-        task_groups,
-        [&](Task& t) {
-          mm.run(t.groups());
-          task_ok = task_ok && mm.check();
-        },
-        /*priority=*/1));
+    // On a GPU the task is a cuBLAS call whose blocks need whole SMs: it asks for the device.
+    records.push_back(gpu ? rt.run_fraction(1.0, task, /*priority=*/1)
+                          : rt.run(task_groups, task, /*priority=*/1));
+    task_ok = task_ok && mm.check();  // after the task: the device is back with the job
     next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period);
     std::this_thread::sleep_until(next);
   }
@@ -155,6 +230,7 @@ int run_demo(const DemoOptions& o) {
   if (o.json) {
     nlohmann::json j;
     j["device"] = rt.device_name();
+    j["backend"] = backend_name(rt.backend());
     j["kernel"] = o.kernel;
     j["policy"] = cfg.policy.name();
     j["max_groups"] = s.max_groups;

@@ -48,15 +48,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   demo->add_option("--barrier", d.barrier, "resizing barrier: query or plain")
       ->capture_default_str();
-  demo->add_option("--groups", d.groups, "max workgroups N (0 = all slots)");
-  demo->add_option("--threads", d.threads, "threads per workgroup")->capture_default_str();
+  demo->add_option("--backend", d.backend, "auto (a GPU when present) | cpu | cuda")
+      ->capture_default_str();
+  demo->add_option("--groups", d.groups, "max workgroups N (0 = all that can be co-resident)");
+  demo->add_option("--threads", d.threads, "threads per workgroup (0 = 32 CPU, 256 GPU)");
   demo->add_option("--slots", d.slots, "CPU backend: resident workgroup slots")
       ->capture_default_str();
   demo->add_option("--size", d.size, "vertices (bfs) or elements (queue); 0 = default");
   demo->add_option("--seed", d.seed, "graph seed")->capture_default_str();
   demo->add_option("--period-ms", d.period_ms, "task period")->capture_default_str();
   demo->add_option("--task-groups", d.task_groups, "workgroups per task (0 = N/2)");
-  demo->add_option("--task-size", d.task_size, "task matmul size")->capture_default_str();
+  demo->add_option("--task-size", d.task_size, "task matmul size (0 = 96 CPU, 2048 GPU)");
   demo->add_flag("--json", d.json, "print a JSON summary");
   CLI11_PARSE(app, argc, argv);
   try {

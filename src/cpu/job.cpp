@@ -150,51 +150,25 @@ JobCore::~JobCore() {
     if (t.joinable()) t.join();
 }
 
-detail::Membership JobCore::membership() const {
-  return detail::unpack(detail::atomic<std::uint64_t>(channel_->membership).load());
+detail::Membership JobCore::membership() const { return detail::view_membership(*channel_); }
+
+std::uint32_t JobCore::reported_active() const {
+  return detail::active_of(detail::atomic<std::uint64_t>(channel_->membership).load());
 }
 
-void JobCore::request_kills(std::uint32_t n) {
-  detail::atomic<std::uint64_t> word(channel_->membership);
-  std::uint64_t raw = word.load();
-  for (;;) {
-    detail::Membership m = detail::unpack(raw);
-    m.kill_wanted += n;
-    if (word.cas(raw, detail::pack(m))) return;
-  }
-}
-
-void JobCore::grant(std::uint32_t n) {
-  detail::atomic<std::uint64_t> word(channel_->membership);
-  std::uint64_t raw = word.load();
-  for (;;) {
-    detail::Membership m = detail::unpack(raw);
-    m.fork_granted += n;
-    if (word.cas(raw, detail::pack(m))) return;
-  }
-}
-
-std::uint32_t JobCore::revoke_grant() {
-  detail::atomic<std::uint64_t> word(channel_->membership);
-  std::uint64_t raw = word.load();
-  for (;;) {
-    detail::Membership m = detail::unpack(raw);
-    std::uint32_t g = m.fork_granted;
-    if (g == 0) return 0;
-    m.fork_granted = 0;
-    if (word.cas(raw, detail::pack(m))) return g;
-  }
+void JobCore::set_target(std::uint32_t target) {
+  detail::atomic<std::uint32_t>(channel_->target).store(target);
 }
 
 void JobCore::start(std::uint32_t m0) {
-  detail::Membership m;
-  m.active = m0;
-  channel_->membership = detail::pack(m);
-  detail::Protocol<JobCore>::init_present(*channel_, m0);
+  detail::reset_channel(*channel_, m0);
   std::lock_guard lock(mu_);
-  stats_.initial_groups = m0;
-  stats_.start_ms = sched_.now_ms();
-  stats_.timeline.push_back({stats_.start_ms, m0});
+  double now = sched_.now_ms();
+  if (stats_.timeline.empty()) {
+    stats_.initial_groups = m0;
+    stats_.start_ms = now;
+  }
+  stats_.timeline.push_back({now, m0});
 }
 
 void JobCore::start_thread(std::uint32_t id, std::function<void()> body) {
@@ -224,21 +198,54 @@ void JobCore::group_exit(std::uint32_t id, bool finished_normally) {
   if (finished_normally) {
     detail::atomic<std::uint32_t>(channel_->finished).fetch_add(1);
   }
-  sched_.group_exited(this);
   std::lock_guard lock(mu_);
   exited_threads_.push_back(std::this_thread::get_id());
   if (--live_ == 0) {
-    finished_ = true;
-    stats_.end_ms = sched_.now_ms();
-    stats_.final_groups = membership().active;
-    sched_.job_finished(this);
+    if (detail::atomic<std::uint32_t>(channel_->suspended).load() != 0 && !aborted()) {
+      suspended_ = true;
+      sched_.job_suspended(this);
+    } else {
+      finished_ = true;
+      stats_.end_ms = sched_.now_ms();
+      stats_.final_groups = membership().active;
+      sched_.job_finished(this);
+    }
   }
   cv_.notify_all();
 }
 
 void JobCore::record_membership(std::uint32_t after) {
-  std::lock_guard lock(mu_);
-  stats_.timeline.push_back({sched_.now_ms(), after});
+  {
+    std::lock_guard lock(mu_);
+    stats_.timeline.push_back({sched_.now_ms(), after});
+  }
+  sched_.membership_changed(this);
+}
+
+bool JobCore::suspend() {
+  std::unique_lock lock(mu_);
+  if (finished_) return false;
+  if (suspended_) return true;
+  detail::atomic<std::uint32_t>(channel_->suspend).store(1);
+  cv_.wait(lock, [&] { return finished_ || suspended_; });
+  if (!error_.empty()) throw misuse_error(error_);
+  return suspended_;
+}
+
+std::uint32_t JobCore::resume(std::uint32_t m) {
+  {
+    std::lock_guard lock(mu_);
+    if (!suspended_) throw std::logic_error("resume() needs a suspended job");
+  }
+  std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
+  {
+    std::lock_guard lock(mu_);
+    suspended_ = false;
+    reap_locked();
+  }
+  start(m0);
+  restart_groups(m0);
+  return m0;
 }
 
 void JobCore::fail(const std::string& what) {
@@ -295,7 +302,8 @@ void JobCore::wait() {
   std::vector<std::thread> threads;
   {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return live_ == 0; });
+    if (suspended_) throw std::logic_error("wait() on a suspended job: resume it first");
+    cv_.wait(lock, [&] { return live_ == 0 && !suspended_; });
     threads.swap(threads_);
     exited_threads_.clear();
   }
@@ -307,7 +315,7 @@ void JobCore::wait() {
 
 bool JobCore::done() const {
   std::lock_guard lock(mu_);
-  return live_ == 0;
+  return finished_;
 }
 
 JobStats JobCore::stats() const {
@@ -319,6 +327,7 @@ JobStats JobCore::stats() const {
   s.forked_groups = ch.forked_groups;
   s.resizes = ch.resizes;
   s.barriers = ch.barriers;
+  s.suspends = ch.suspends;
   return s;
 }
 

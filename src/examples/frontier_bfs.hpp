@@ -9,6 +9,7 @@
 
 #include "coop/atomic.hpp"
 #include "coop/kernel.hpp"
+#include "coop/memory.hpp"
 
 namespace coop::examples {
 
@@ -97,19 +98,22 @@ inline std::vector<std::int32_t> reference_bfs(const CsrGraph& g, std::uint32_t 
   return level;
 }
 
-/// Host-side buffers for one FrontierBfs run (CPU backend: plain host memory).
+/// Buffers for one FrontierBfs run, in memory every backend's workgroups can use.
 struct BfsBuffers {
-  explicit BfsBuffers(const CsrGraph& g, std::uint32_t source)
-      : level(g.n(), -1), q0(g.n()), q1(g.n()), size{1, 0} {
+  BfsBuffers(const CsrGraph& g, std::uint32_t source)
+      : row(g.row), col(g.col), level(g.n(), -1), q0(g.n()), q1(g.n()), size(2) {
     level[source] = 0;
     q0[0] = source;
+    size[0] = 1;
   }
-  FrontierBfs::Params params(const CsrGraph& g) {
-    return {g.row.data(), g.col.data(), g.n(), level.data(), {q0.data(), q1.data()}, size};
+  FrontierBfs::Params params() {
+    return {
+        row.data(), col.data(), std::uint32_t(row.size() - 1), level.data(), {q0.data(), q1.data()},
+        size.data()};
   }
-  std::vector<std::int32_t> level;
-  std::vector<std::uint32_t> q0, q1;
-  std::uint32_t size[2];
+  SharedArray<std::uint32_t> row, col;
+  SharedArray<std::int32_t> level;
+  SharedArray<std::uint32_t> q0, q1, size;
 };
 
 }  // namespace coop::examples

@@ -4,11 +4,14 @@
 // tasks down to `grain` elements; each leaf is summed by all threads of a workgroup.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "coop/atomic.hpp"
 #include "coop/kernel.hpp"
+#include "coop/memory.hpp"
 
 namespace coop::examples {
 
@@ -20,7 +23,7 @@ struct TaskQueue {
     Range* tasks;            ///< queue q occupies tasks[q * capacity, (q + 1) * capacity)
     std::uint32_t* top;      ///< per-queue size
     std::uint32_t* lock;     ///< per-queue spin lock
-    std::uint32_t queues;    ///< number of queues (= N)
+    std::uint32_t queues;    ///< number of queues (workgroup g pushes to queue g % queues)
     std::uint32_t capacity;  ///< slots per queue
     std::uint64_t grain;     ///< leaf size
     std::uint64_t* pending;  ///< tasks pushed but not finished
@@ -102,7 +105,7 @@ struct TaskQueue {
 
   template <class Ctx>
   COOP_HD static void split(Ctx& ctx, const Params& p, Range task) {
-    const std::uint32_t me = ctx.group_id();
+    const std::uint32_t me = ctx.group_id() % p.queues;  // there may be fewer queues than N
     const std::uint64_t mid = task.lo + (task.hi - task.lo) / 2;
     atomic_ref<std::uint64_t>(*p.pending).fetch_add(2);
     Range halves[2] = {{task.lo, mid}, {mid, task.hi}};
@@ -118,13 +121,14 @@ struct TaskQueue {
   }
 };
 
-/// Host-side buffers for one TaskQueue run over [0, total).
+/// Buffers for one TaskQueue run over [0, total), in memory every backend's workgroups can use.
 struct TaskQueueBuffers {
   TaskQueueBuffers(std::uint32_t queues, std::uint64_t total, std::uint64_t grain,
                    std::uint32_t capacity = 64)
       : tasks(std::size_t(queues) * capacity),
         top(queues, 0),
         lock(queues, 0),
+        pending(1),
         queues_(queues),
         capacity_(capacity),
         grain_(grain) {
@@ -132,16 +136,27 @@ struct TaskQueueBuffers {
     top[0] = 1;
   }
   TaskQueue::Params params() {
-    return {tasks.data(), top.data(), lock.data(), queues_, capacity_, grain_, &pending, &sum};
+    return {tasks.data(), top.data(), lock.data(),   queues_,
+            capacity_,    grain_,     pending.get(), sum.get()};
   }
+  /// The sum computed on the host (split over its hardware threads: GPU-sized inputs).
   static std::uint64_t reference(std::uint64_t total) {
+    const unsigned parts = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::uint64_t> partial(parts, 0);
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < parts; ++w)
+      workers.emplace_back([&, w] {
+        for (std::uint64_t i = total * w / parts; i < total * (w + 1) / parts; ++i)
+          partial[w] += TaskQueue::f(i);
+      });
+    for (auto& t : workers) t.join();
     std::uint64_t s = 0;
-    for (std::uint64_t i = 0; i < total; ++i) s += TaskQueue::f(i);
+    for (auto v : partial) s += v;
     return s;
   }
-  std::vector<TaskQueue::Range> tasks;
-  std::vector<std::uint32_t> top, lock;
-  std::uint64_t pending = 1, sum = 0;
+  SharedArray<TaskQueue::Range> tasks;
+  SharedArray<std::uint32_t> top, lock;
+  Shared<std::uint64_t> pending, sum;
   std::uint32_t queues_, capacity_;
   std::uint64_t grain_;
 };

@@ -1,12 +1,29 @@
 #include "coop/runtime.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#ifdef COOP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "coop/cuda/device.hpp"
+#include "coop/cuda/job.hpp"
+#endif
+
 namespace coop {
 
 const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+void CudaServiceDeleter::operator()(cuda::DeviceService* d) const {
+#ifdef COOP_HAVE_CUDA
+  delete d;
+#else
+  (void)d;
+#endif
+}
 
 namespace {
 std::uint32_t cpu_slots_from(const RuntimeOptions& o) {
@@ -19,12 +36,43 @@ std::uint32_t cpu_slots_from(const RuntimeOptions& o) {
 }
 }  // namespace
 
-Runtime::Runtime(RuntimeOptions opts)
-    : opts_(opts), sched_(std::make_unique<detail::Scheduler>(cpu_slots_from(opts))) {}
+Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
+  using Select = RuntimeOptions::Select;
+#ifdef COOP_HAVE_CUDA
+  if (opts.backend != Select::cpu) {
+    std::string why;
+    auto devs = cuda::devices(&why);
+    bool have = opts.device >= 0 && std::size_t(opts.device) < devs.size();
+    if (opts.backend == Select::cuda && !have)
+      throw std::runtime_error("the CUDA backend was asked for, but device " +
+                               std::to_string(opts.device) + " is not there" +
+                               (why.empty() ? std::string() : " (" + why + ")"));
+    if (have) {
+      cuda_.reset(new cuda::DeviceService(opts.device));
+      backend_ = Backend::cuda;
+      sched_ = std::make_unique<detail::Scheduler>(std::uint32_t(cuda_->info().multiprocessors) *
+                                                   cuda::kUnitsPerSM);
+      return;
+    }
+  }
+#else
+  if (opts.backend == Select::cuda)
+    throw std::runtime_error("the CUDA backend was asked for, but coop was built without it");
+#endif
+  sched_ = std::make_unique<detail::Scheduler>(cpu_slots_from(opts));
+}
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+#ifdef COOP_HAVE_CUDA
+  if (cuda_) cuda_->drain();
+#endif
+}
 
 std::string Runtime::device_name() const {
+#ifdef COOP_HAVE_CUDA
+  if (cuda_)
+    return cuda_->info().name + " (" + std::to_string(cuda_->info().multiprocessors) + " SMs)";
+#endif
   return "CPU backend (" + std::to_string(capacity()) + " workgroup slots, " +
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }
@@ -45,10 +93,42 @@ std::uint32_t Runtime::checked_groups(const LaunchConfig& cfg) const {
   return n;
 }
 
+TaskRecord Runtime::run_units(std::uint32_t units, std::uint32_t groups,
+                              const std::function<void(Task&)>& work, int priority) {
+  CUstream_st* stream = nullptr;
+#ifdef COOP_HAVE_CUDA
+  if (cuda_) stream = cuda_->task_stream();
+#endif
+  Task task(groups, backend(), stream);
+  return sched_->run_task(units, groups, priority, [&] {
+    work(task);
+#ifdef COOP_HAVE_CUDA
+    if (stream) cuda::check(cudaStreamSynchronize(stream), "running a task");
+#endif
+  });
+}
+
 TaskRecord Runtime::run(std::uint32_t groups, const std::function<void(Task&)>& work,
                         int priority) {
-  Task task(groups, backend());
-  return sched_->run_task(groups, priority, [&] { work(task); });
+  std::uint64_t units = std::uint64_t(groups) * sched_->reference_cost();
+  if (groups == 0) throw std::invalid_argument("a task needs at least one workgroup");
+  if (units > capacity())
+    throw std::invalid_argument("task asks for " + std::to_string(groups) +
+                                " workgroups but the device holds only " +
+                                std::to_string(capacity() / sched_->reference_cost()));
+  return run_units(std::uint32_t(units), groups, work, priority);
+}
+
+TaskRecord Runtime::run_fraction(double fraction, const std::function<void(Task&)>& work,
+                                 int priority) {
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    throw std::invalid_argument("a task's device fraction must be in (0, 1], got " +
+                                std::to_string(fraction));
+  // Never more than can be gathered while the jobs keep their workgroup 0.
+  auto units =
+      std::min(std::uint32_t(std::ceil(fraction * capacity())), sched_->gatherable_units());
+  std::uint32_t groups = std::max<std::uint32_t>(1, units / sched_->reference_cost());
+  return run_units(std::max(1u, units), groups, work, priority);
 }
 
 }  // namespace coop

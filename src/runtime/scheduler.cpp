@@ -3,21 +3,17 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace coop::detail {
 
-Scheduler::Scheduler(std::uint32_t capacity)
-    : capacity_(capacity), epoch_(clock::now()), free_(capacity) {
-  if (capacity == 0) throw std::invalid_argument("scheduler capacity must be at least 1");
+Scheduler::Scheduler(std::uint32_t capacity_units)
+    : capacity_(capacity_units), epoch_(clock::now()) {
+  if (capacity_units == 0) throw std::invalid_argument("scheduler capacity must be at least 1");
 }
 
 double Scheduler::now_ms() const {
   return std::chrono::duration<double, std::milli>(clock::now() - epoch_).count();
-}
-
-std::uint32_t Scheduler::free_slots() const {
-  std::lock_guard lock(mu_);
-  return free_;
 }
 
 Scheduler::JobEntry* Scheduler::find(JobControl* job) {
@@ -26,60 +22,129 @@ Scheduler::JobEntry* Scheduler::find(JobControl* job) {
   return nullptr;
 }
 
-std::uint32_t Scheduler::target_of(const JobEntry& e) const {
+std::uint32_t Scheduler::occupied(const JobEntry& e) const {
+  if (e.reserved) return e.n * e.cost;
+  return std::max(e.target, e.job->reported_active()) * e.cost;
+}
+
+std::int64_t Scheduler::free_locked() const {
+  std::int64_t used = tasks_held_;
+  for (const auto& w : waiters_) used += w.got;
+  for (const auto& e : jobs_) used += occupied(e);
+  return std::int64_t(capacity_) - used;
+}
+
+std::uint32_t Scheduler::free_units() const {
+  std::lock_guard lock(mu_);
+  return std::uint32_t(std::max<std::int64_t>(0, free_locked()));
+}
+
+std::uint32_t Scheduler::reference_cost() const {
+  std::lock_guard lock(mu_);
+  const JobEntry* low = nullptr;
+  for (const auto& e : jobs_)
+    if (!low || e.priority < low->priority) low = &e;
+  return low ? low->cost : 1;
+}
+
+std::uint32_t Scheduler::gatherable_units() const {
+  std::lock_guard lock(mu_);
+  std::int64_t keep = 0;
+  for (const auto& e : jobs_)
+    if (!e.suspended) keep += std::int64_t(e.reserved ? e.n : 1) * e.cost;
+  return std::uint32_t(std::max<std::int64_t>(0, std::int64_t(capacity_) - keep));
+}
+
+std::uint32_t Scheduler::limit_of(const JobEntry& e) const {
   if (e.policy.kind == Policy::Kind::cap) return std::min(e.cap, e.n);
   return e.n;
 }
 
-std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n) {
-  bool reserved = cfg.mode == Mode::persistent || cfg.policy.kind == Policy::Kind::adversarial;
-  std::uint32_t need = reserved ? n : 1;
-  if (need > capacity_)
-    throw std::invalid_argument("job needs " + std::to_string(need) +
-                                " co-resident workgroups but the device holds only " +
-                                std::to_string(capacity_));
-  JobEntry e{job, cfg.policy, cfg.priority, n, 0, 0, reserved, cfg.policy.cap};
-  std::unique_lock lock(mu_);
-  // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
-  // its first slots are gathered like a task's, from jobs that can shrink.
-  auto it = waiters_.insert(waiters_.end(), Waiter{need, 0, cfg.priority, seq_++});
+void Scheduler::set_target(JobEntry& e, std::uint32_t t) {
+  e.target = t;
+  e.job->set_target(t);
+}
+
+std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
+                                std::unique_lock<std::mutex>& lock) {
+  auto it = waiters_.insert(waiters_.end(), Waiter{units, 0, priority, seq_++});
   dispatch();
   reclaim();
+  // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
+  // sleeping thread costs.
+  const auto spin_until = clock::now() + std::chrono::milliseconds(2);
+  while (it->got < it->need && clock::now() < spin_until) {
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
   cv_.wait(lock, [&] {
-    if (it->got < it->need) reclaim();
+    if (it->got < it->need) reclaim();  // jobs may have shrunk or finished meanwhile
     return it->got == it->need;
   });
-  std::uint32_t m0 = it->got;
+  std::uint32_t got = it->got;
   waiters_.erase(it);
-  std::uint32_t extra = std::min(free_, target_of(e) - m0);
-  m0 += reserved ? 0 : extra;
-  free_ -= reserved ? 0 : extra;
-  e.held = m0;
+  return got;
+}
+
+std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,
+                               std::uint32_t cost) {
+  bool reserved = cfg.mode == Mode::persistent || cfg.policy.kind == Policy::Kind::adversarial;
+  std::uint32_t need = reserved ? n : 1;
+  if (std::uint64_t(need) * cost > capacity_)
+    throw std::invalid_argument("job needs " + std::to_string(need) +
+                                " co-resident workgroups but the device holds only " +
+                                std::to_string(capacity_ / cost));
+  JobEntry e{job, cfg.policy, cfg.priority, n, cost, 0, reserved, false, cfg.policy.cap};
+  std::unique_lock lock(mu_);
+  // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
+  // its first workgroups are gathered like a task's, from jobs that can shrink.
+  std::uint32_t m0 = gather(need * cost, cfg.priority, lock) / cost;
+  if (!reserved) {
+    std::int64_t spare = std::max<std::int64_t>(0, free_locked()) / cost;
+    m0 += std::uint32_t(std::min<std::int64_t>(spare, limit_of(e) - m0));
+  }
+  e.target = reserved ? n : m0;
   jobs_.push_back(e);
+  job->set_target(e.target);
   dispatch();
   return m0;
 }
 
-void Scheduler::group_exited(JobControl* job) {
+void Scheduler::membership_changed(JobControl* job) {
   std::lock_guard lock(mu_);
-  JobEntry* e = find(job);
-  if (!e || e->reserved) return;
-  if (e->held > 0) --e->held;
-  if (e->pending_kills > 0) --e->pending_kills;
-  ++free_;
-  dispatch();
+  if (find(job)) dispatch();
 }
 
 void Scheduler::job_finished(JobControl* job) {
   std::lock_guard lock(mu_);
-  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
-    if (it->job != job) continue;
-    // Whatever is still held (unconsumed grants, a reservation) returns to the pool.
-    free_ += it->held;
-    jobs_.erase(it);
-    break;
-  }
+  jobs_.remove_if([&](const JobEntry& e) { return e.job == job; });
   dispatch();
+}
+
+void Scheduler::job_suspended(JobControl* job) {
+  std::lock_guard lock(mu_);
+  JobEntry* e = find(job);
+  if (!e) return;
+  e->suspended = true;
+  e->reserved = false;
+  set_target(*e, 0);
+  dispatch();
+}
+
+std::uint32_t Scheduler::resume(JobControl* job, std::uint32_t m) {
+  std::unique_lock lock(mu_);
+  JobEntry* e = find(job);
+  if (!e || !e->suspended) throw std::logic_error("resume() needs a suspended job");
+  m = std::clamp<std::uint32_t>(m, 1, limit_of(*e));
+  std::uint32_t m0 = gather(e->cost, e->priority, lock) / e->cost;
+  std::int64_t spare = std::max<std::int64_t>(0, free_locked()) / e->cost;
+  m0 += std::uint32_t(std::min<std::int64_t>(spare, m - m0));
+  e = find(job);
+  e->suspended = false;
+  set_target(*e, m0);
+  dispatch();
+  return m0;
 }
 
 void Scheduler::set_cap(JobControl* job, std::uint32_t cap) {
@@ -92,120 +157,110 @@ void Scheduler::set_cap(JobControl* job, std::uint32_t cap) {
     throw std::invalid_argument("cap must be in [1, N=" + std::to_string(e->n) + "], got " +
                                 std::to_string(cap));
   e->cap = cap;
-  std::uint32_t revoked = e->job->revoke_grant();
-  e->held -= revoked;
-  free_ += revoked;
-  Membership m = e->job->membership();
-  std::uint32_t expected = m.active - std::min(m.active, e->pending_kills);
-  if (expected > cap) {
-    e->job->request_kills(expected - cap);
-    e->pending_kills += expected - cap;
-  }
+  if (e->target > cap) set_target(*e, cap);  // unconsumed grants return, the rest are kills
   dispatch();
 }
 
 void Scheduler::dispatch() {
+  std::int64_t free = free_locked();
   // Waiting tasks first, highest priority first, FIFO within a priority.
-  while (free_ > 0) {
+  while (free > 0) {
     Waiter* best = nullptr;
     for (auto& w : waiters_)
       if (w.got < w.need && (!best || w.priority > best->priority ||
                              (w.priority == best->priority && w.seq < best->seq)))
         best = &w;
     if (!best) break;
-    std::uint32_t give = std::min(free_, best->need - best->got);
+    std::uint32_t give = std::uint32_t(std::min<std::int64_t>(free, best->need - best->got));
     best->got += give;
-    free_ -= give;
+    free -= give;
   }
   cv_.notify_all();
-  if (free_ == 0 || !waiters_.empty()) return;
-  // Then grow jobs that run below their target, highest priority first.
+  if (free <= 0 || !waiters_.empty()) return;
+  // Then grow jobs that run below their limit, highest priority first. A job that still owes
+  // kills (M above target) is not grown: its capacity is not free yet.
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
-    if (!e.reserved && e.policy.kind != Policy::Kind::fixed && e.pending_kills == 0)
+    if (!e.reserved && !e.suspended && e.policy.kind != Policy::Kind::fixed &&
+        e.job->reported_active() <= e.target)
       order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority > b->priority; });
   for (JobEntry* e : order) {
-    std::uint32_t target = target_of(*e);
-    if (e->held >= target || free_ == 0) continue;
-    std::uint32_t give = std::min(free_, target - e->held);
-    e->job->grant(give);
-    e->held += give;
-    free_ -= give;
+    std::uint32_t limit = limit_of(*e);
+    if (e->target >= limit) continue;
+    std::uint32_t give = std::uint32_t(std::min<std::int64_t>(free / e->cost, limit - e->target));
+    if (give == 0) continue;
+    set_target(*e, e->target + give);
+    free -= std::int64_t(give) * e->cost;
   }
 }
 
 void Scheduler::reclaim() {
-  std::uint32_t missing = 0;
+  std::int64_t missing = 0;
   for (auto& w : waiters_) missing += w.need - w.got;
-  std::uint32_t pending = 0;
-  for (auto& e : jobs_) pending += e.pending_kills;
-  if (missing <= pending) return;
-  missing -= pending;
+  // Capacity already on its way back (kills requested, not yet reported).
+  for (auto& e : jobs_) {
+    std::uint32_t m = e.job->reported_active();
+    if (!e.reserved && m > e.target) missing -= std::int64_t(m - e.target) * e.cost;
+  }
+  if (missing <= 0) return;
   // Unconsumed grants come back at once.
   for (auto& e : jobs_) {
-    if (e.reserved || missing == 0) continue;
-    std::uint32_t revoked = e.job->revoke_grant();
-    e.held -= revoked;
-    free_ += revoked;
-    missing -= std::min(missing, revoked);
+    if (e.reserved || missing <= 0) continue;
+    std::uint32_t m = e.job->reported_active();
+    if (e.target > m) {
+      missing -= std::int64_t(e.target - m) * e.cost;
+      set_target(e, m);
+    }
   }
   dispatch();
-  if (missing == 0) return;
+  if (missing <= 0) return;
   // Then kills, lowest-priority jobs first; workgroup 0 of each job stays.
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
-    if (!e.reserved && e.policy.kind != Policy::Kind::fixed) order.push_back(&e);
+    if (!e.reserved && !e.suspended && e.policy.kind != Policy::Kind::fixed) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority < b->priority; });
   for (JobEntry* e : order) {
-    if (missing == 0) break;
-    Membership m = e->job->membership();
-    std::uint32_t running = m.active > e->pending_kills ? m.active - e->pending_kills : 0;
-    std::uint32_t can = running > 1 ? running - 1 : 0;
-    std::uint32_t ask = std::min(can, missing);
+    if (missing <= 0) break;
+    std::uint32_t can = e->target > 1 ? e->target - 1 : 0;
+    std::uint32_t ask =
+        std::uint32_t(std::min<std::int64_t>(can, (missing + e->cost - 1) / e->cost));
     if (ask == 0) continue;
-    e->job->request_kills(ask);
-    e->pending_kills += ask;
-    missing -= ask;
+    set_target(*e, e->target - ask);
+    missing -= std::int64_t(ask) * e->cost;
   }
 }
 
-TaskRecord Scheduler::run_task(std::uint32_t groups, int priority,
+TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int priority,
                                const std::function<void()>& work) {
-  if (groups == 0) throw std::invalid_argument("a task needs at least one workgroup");
-  if (groups > capacity_)
+  if (units == 0) throw std::invalid_argument("a task needs at least one workgroup");
+  if (units > capacity_)
     throw std::invalid_argument("task asks for " + std::to_string(groups) +
                                 " workgroups but the device holds only " +
-                                std::to_string(capacity_));
+                                std::to_string(capacity_ / std::max(1u, units / groups)));
   TaskRecord rec;
   rec.groups = groups;
   rec.priority = priority;
   std::unique_lock lock(mu_);
   rec.request_ms = now_ms();
-  auto it = waiters_.insert(waiters_.end(), Waiter{groups, 0, priority, seq_++});
-  dispatch();
-  reclaim();
-  cv_.wait(lock, [&] {
-    if (it->got < it->need) reclaim();  // jobs may have shrunk or finished meanwhile
-    return it->got == it->need;
-  });
+  gather(units, priority, lock);
+  tasks_held_ += units;
   rec.gathered_ms = now_ms();
-  waiters_.erase(it);
   lock.unlock();
   rec.start_ms = now_ms();
   try {
     work();
   } catch (...) {
     lock.lock();
-    free_ += groups;
+    tasks_held_ -= units;
     dispatch();
     throw;
   }
   rec.end_ms = now_ms();
   lock.lock();
-  free_ += groups;
+  tasks_held_ -= units;
   records_.push_back(rec);
   dispatch();
   return rec;

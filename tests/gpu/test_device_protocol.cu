@@ -10,6 +10,7 @@ namespace coop_test {
 struct DeviceEnv {
   __device__ void relax(coop::detail::WaitKind, int) { __nanosleep(32); }
   __device__ void spawn(std::uint32_t, std::uint32_t, int) { __trap(); }  // no growth here
+  __device__ void suspend(int) { __trap(); }
   __device__ std::uint64_t random() { return coop::detail::mix64(state++); }
   __device__ void on_membership(std::uint32_t, std::uint32_t) {}
   __device__ void barrier_unreachable(int, std::uint32_t, std::uint32_t, std::uint32_t) {
@@ -56,7 +57,8 @@ TEST(DeviceProtocol, GlobalBarrierOrdersMemoryAcrossTheGrid) {
        {unsigned(prop.multiProcessorCount), unsigned(prop.multiProcessorCount * per_sm)}) {
     coop::detail::Channel host;
     host.max_groups = blocks;
-    host.membership = coop::detail::pack({blocks, 0, 0, 0});
+    host.membership = coop::detail::with_active(0, blocks);
+    host.target = blocks;
     coop::detail::Channel* ch = nullptr;
     unsigned long long* sum = nullptr;
     unsigned* errors = nullptr;

@@ -35,52 +35,52 @@ template <class K>
 class Env {
  public:
   explicit Env(Workgroup<K>& wg) : wg_(wg) {}
-  void begin_wait() {
-    spins_ = 0;
-    started_ = false;
+  COOP_HD void begin_wait() { COOP_HOST_BODY(spins_ = 0; started_ = false;) }
+  COOP_HD void relax(detail::WaitKind, int) {
+    COOP_HOST_BODY(
+        ++spins_; if (spins_ < 32) return;
+        if ((spins_ & 255) == 0 && wg_.job->aborted()) throw Aborted{};
+        if (spins_ < 2048) { std::this_thread::yield(); } else {
+          // Long waits sleep so that 2 cores never livelock among dozens of spinning workgroups.
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        } if ((spins_ & 1023) == 0) {
+          auto now = std::chrono::steady_clock::now();
+          if (!started_) {
+            since_ = now;
+            started_ = true;
+          }
+          wg_.job->check_watchdog(wg_.id, std::chrono::duration<double>(now - since_).count());
+        })
   }
-  void relax(detail::WaitKind, int) {
-    ++spins_;
-    if (spins_ < 32) return;
-    if ((spins_ & 255) == 0 && wg_.job->aborted()) throw Aborted{};
-    if (spins_ < 2048) {
-      std::this_thread::yield();
-    } else {
-      // Long waits sleep so that 2 cores never livelock among dozens of spinning workgroups.
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-    if ((spins_ & 1023) == 0) {
-      auto now = std::chrono::steady_clock::now();
-      if (!started_) {
-        since_ = now;
-        started_ = true;
-      }
-      wg_.job->check_watchdog(wg_.id, std::chrono::duration<double>(now - since_).count());
-    }
+  COOP_HD void spawn(std::uint32_t id, std::uint32_t count, int site) {
+    COOP_HOST_BODY(for (std::uint32_t i = 0; i < count; ++i)
+                       wg_.kjob->start_group(id + i, site, *wg_.transmit0);)
   }
-  void spawn(std::uint32_t id, std::uint32_t count, int site) {
-    for (std::uint32_t i = 0; i < count; ++i) wg_.kjob->start_group(id + i, site, *wg_.transmit0);
+  COOP_HD void suspend(int site) {
+    COOP_HOST_BODY(wg_.kjob->save_for_resume(site, *wg_.transmit0);)
   }
-  std::uint64_t random() {
-    if (!seeded_) {
+  COOP_HD std::uint64_t random() {
+    COOP_HOST_BODY(if (!seeded_) {
       state_ =
           detail::mix64(wg_.job->channel().seed ^ detail::mix64(std::uint64_t(wg_.id) << 32 ^
                                                                 wg_.job->next_incarnation(wg_.id)));
       seeded_ = true;
-    }
-    return detail::mix64(state_++);
+    } return detail::mix64(state_++);)
   }
-  void on_membership(std::uint32_t, std::uint32_t after) { wg_.job->record_membership(after); }
-  [[noreturn]] void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
-                                        std::uint32_t finished) {
-    wg_.fail("global barrier at line " + std::to_string(site) +
-             " can never complete: " + std::to_string(arrived) + " of " + std::to_string(active) +
-             " workgroups arrived and " + std::to_string(finished) +
-             " returned from the kernel without reaching it (kernel-level barriers must be "
-             "reached by every workgroup)");
+  COOP_HD void on_membership(std::uint32_t, std::uint32_t after) {
+    COOP_HOST_BODY(wg_.job->record_membership(after);)
   }
-  [[noreturn]] void invariant_failed(const char* what) {
-    wg_.fail(std::string("cooperative-kernel invariant violated: ") + what);
+  COOP_HD void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
+                                   std::uint32_t finished) {
+    COOP_HOST_BODY(
+        wg_.fail("global barrier at line " + std::to_string(site) +
+                 " can never complete: " + std::to_string(arrived) + " of " +
+                 std::to_string(active) + " workgroups arrived and " + std::to_string(finished) +
+                 " returned from the kernel without reaching it (kernel-level barriers must be "
+                 "reached by every workgroup)");)
+  }
+  COOP_HD void invariant_failed(const char* what) {
+    COOP_HOST_BODY(wg_.fail(std::string("cooperative-kernel invariant violated: ") + what);)
   }
 
  private:
@@ -98,72 +98,77 @@ class Ctx {
  public:
   Ctx(Workgroup<K>& wg, unsigned lid, Env<K>* env) : wg_(wg), lid_(lid), env_(env) {}
 
-  std::uint32_t group_id() const { return wg_.id; }
-  std::uint32_t num_groups() const { return protocol().active(); }
-  std::uint32_t max_groups() const { return wg_.job->max_groups(); }
-  std::uint32_t local_id() const { return lid_; }
-  std::uint32_t local_size() const { return wg_.threads; }
-  std::uint64_t global_id() const { return std::uint64_t(wg_.id) * wg_.threads + lid_; }
-  std::uint64_t global_size() const { return std::uint64_t(num_groups()) * wg_.threads; }
-  int resume_point() const { return wg_.resume_point; }
-  shared_t<K>& shared() { return wg_.shared; }
+  COOP_HD std::uint32_t group_id() const { COOP_HOST_BODY(return wg_.id;) }
+  COOP_HD std::uint32_t num_groups() const { COOP_HOST_BODY(return protocol().active();) }
+  COOP_HD std::uint32_t max_groups() const { COOP_HOST_BODY(return wg_.job->max_groups();) }
+  COOP_HD std::uint32_t local_id() const { COOP_HOST_BODY(return lid_;) }
+  COOP_HD std::uint32_t local_size() const { COOP_HOST_BODY(return wg_.threads;) }
+  COOP_HD std::uint64_t global_id() const {
+    COOP_HOST_BODY(return std::uint64_t(wg_.id) * wg_.threads + lid_;)
+  }
+  COOP_HD std::uint64_t global_size() const {
+    COOP_HOST_BODY(return std::uint64_t(num_groups()) * wg_.threads;)
+  }
+  COOP_HD int resume_point() const { COOP_HOST_BODY(return wg_.resume_point;) }
+  COOP_HD shared_t<K>& shared() { COOP_HOST_BODY(return wg_.shared;) }
 
-  void barrier(int site = __builtin_LINE()) {
-    wg_.check_alive(detail::SiteKind::workgroup_barrier, site);
-    wg_.sync(detail::SiteKind::workgroup_barrier, site, lid_);
+  COOP_HD void barrier(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(wg_.check_alive(detail::SiteKind::workgroup_barrier, site);
+                   wg_.sync(detail::SiteKind::workgroup_barrier, site, lid_);)
   }
-  bool offer_kill(int site = __builtin_LINE()) {
-    return collective(detail::SiteKind::offer_kill, site,
-                      [&] { return protocol().offer_kill(wg_.id, site) ? 1u : 0u; }) != 0;
+  COOP_HD bool offer_kill(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(return collective(detail::SiteKind::offer_kill, site, [&] {
+                            return protocol().offer_kill(wg_.id, site) ? 1u : 0u;
+                          }) != 0;)
   }
-  std::uint32_t request_fork(int site = __builtin_LINE()) {
-    return std::uint32_t(collective(detail::SiteKind::request_fork, site,
-                                    [&] { return protocol().request_fork(wg_.id, site); }));
+  COOP_HD std::uint32_t request_fork(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(return std::uint32_t(collective(detail::SiteKind::request_fork, site, [&] {
+                            return protocol().request_fork(wg_.id, site);
+                          }));)
   }
-  void global_barrier(int site = __builtin_LINE()) {
-    collective(detail::SiteKind::global_barrier, site,
-               [&] { return protocol().barrier(wg_.id, false, site) ? 1u : 0u; });
+  COOP_HD void global_barrier(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(collective(detail::SiteKind::global_barrier, site,
+                              [&] { return protocol().barrier(wg_.id, false, site) ? 1u : 0u; });)
   }
-  bool resizing_barrier(int site = __builtin_LINE()) {
-    return collective(detail::SiteKind::resizing_barrier, site,
-                      [&] { return protocol().barrier(wg_.id, true, site) ? 1u : 0u; }) != 0;
+  COOP_HD bool resizing_barrier(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(return collective(detail::SiteKind::resizing_barrier, site, [&] {
+                            return protocol().barrier(wg_.id, true, site) ? 1u : 0u;
+                          }) != 0;)
   }
-  std::uint32_t query(int site = __builtin_LINE()) {
-    return std::uint32_t(
-        collective(detail::SiteKind::query, site, [&] { return protocol().query(); }));
+  COOP_HD std::uint32_t query(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(return std::uint32_t(collective(detail::SiteKind::query, site,
+                                                   [&] { return protocol().query(); }));)
   }
   /// Workgroup-level: every thread gets thread 0's `value` (at most 8 bytes).
   template <class T>
-  T broadcast(const T& value, int site = __builtin_LINE()) {
-    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
-    std::uint64_t bits = 0;
-    if (lid_ == 0) std::memcpy(&bits, &value, sizeof(T));
-    std::uint64_t r = collective(detail::SiteKind::workgroup_barrier, site, [&] { return bits; });
-    T out;
-    std::memcpy(&out, &r, sizeof(T));
-    return out;
+  COOP_HD T broadcast(const T& value, int site = __builtin_LINE()) {
+    COOP_HOST_BODY(
+        static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
+        std::uint64_t bits = 0; if (lid_ == 0) std::memcpy(&bits, &value, sizeof(T));
+        std::uint64_t r =
+            collective(detail::SiteKind::workgroup_barrier, site, [&] { return bits; });
+        T out; std::memcpy(&out, &r, sizeof(T)); return out;)
   }
   /// One step of a spin-wait in kernel code: lets other threads and workgroups run.
-  void pause() { wg_.pause(); }
+  COOP_HD void pause() { COOP_HOST_BODY(wg_.pause();) }
 
-  void unknown_resume_point() {
-    wg_.fail("workgroup " + std::to_string(wg_.id) + " was started at resume point line " +
-             std::to_string(wg_.resume_point) +
-             ", which the kernel's COOP_BEGIN switch does not contain (is the resume point "
-             "inside a nested switch statement?)");
+  COOP_HD void unknown_resume_point() {
+    COOP_HOST_BODY(
+        wg_.fail("workgroup " + std::to_string(wg_.id) + " was started at resume point line " +
+                 std::to_string(wg_.resume_point) +
+                 ", which the kernel's COOP_BEGIN switch does not contain (is the resume point "
+                 "inside a nested switch statement?)");)
   }
 
  private:
-  detail::Protocol<Env<K>> protocol() const {
-    return detail::Protocol<Env<K>>(wg_.job->channel(), *env_);
+  COOP_HD detail::Protocol<Env<K>> protocol() const {
+    COOP_HOST_BODY(return detail::Protocol<Env<K>>(wg_.job->channel(), *env_);)
   }
   // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
   // get its answer. Two workgroup barriers: one to check uniformity, one to publish the answer.
   template <class F>
-  std::uint64_t collective(detail::SiteKind kind, int site, F&& thread0) {
-    wg_.check_alive(kind, site);
-    wg_.sync(kind, site, lid_);
-    if (lid_ == 0) {
+  COOP_HD std::uint64_t collective(detail::SiteKind kind, int site, F&& thread0) {
+    COOP_HOST_BODY(wg_.check_alive(kind, site); wg_.sync(kind, site, lid_); if (lid_ == 0) {
       wg_.job->set_wait(wg_.id, kind, site);
       env_->begin_wait();
       wg_.result = thread0();
@@ -171,10 +176,8 @@ class Ctx {
       if (wg_.result &&
           (kind == detail::SiteKind::offer_kill || kind == detail::SiteKind::resizing_barrier))
         wg_.killed = true;
-    }
-    wg_.sync(kind, site, lid_);
-    std::uint64_t r = wg_.result;
-    return r;
+    } wg_.sync(kind, site, lid_);
+                   std::uint64_t r = wg_.result; return r;)
   }
 
   Workgroup<K>& wg_;
@@ -197,6 +200,17 @@ class Job : public JobCore {
   void launch(std::uint32_t m0, const transmit_t<K>& t0) {
     start(m0);
     for (std::uint32_t id = 0; id < m0; ++id) start_group(id, 0, t0);
+  }
+
+  /// Workgroup 0 at the resizing barrier that suspends the job.
+  void save_for_resume(int site, const transmit_t<K>& t) {
+    resume_site_ = site;
+    resume_transmit_ = t;
+  }
+
+ protected:
+  void restart_groups(std::uint32_t m) override {
+    for (std::uint32_t id = 0; id < m; ++id) start_group(id, resume_site_, resume_transmit_);
   }
 
  private:
@@ -238,6 +252,8 @@ class Job : public JobCore {
   }
 
   params_t<K> params_;
+  int resume_site_ = 0;
+  transmit_t<K> resume_transmit_{};
 };
 
 }  // namespace coop::cpu

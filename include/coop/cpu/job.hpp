@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coop/cpu/fiber.hpp"
+#include "coop/job.hpp"
 #include "coop/kernel.hpp"
 #include "coop/policy.hpp"
 #include "coop/protocol.hpp"
@@ -62,25 +63,32 @@ class WorkgroupBase {
 };
 
 /// Job state shared by the CPU backend's template code; the scheduler's view of the job.
-class JobCore : public detail::JobControl {
+class JobCore : public detail::JobControl, public detail::JobImpl {
  public:
   JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const KernelTraits& traits,
           std::uint32_t n, const Options& opts);
   ~JobCore() override;
 
   // JobControl
+  std::uint32_t reported_active() const override;
+  void set_target(std::uint32_t target) override;
+
+  // JobImpl
+  void wait() override;
+  bool done() const override;
+  JobStats stats() const override;
+  std::uint32_t max_groups() const override { return n_; }
   detail::Membership membership() const override;
-  void request_kills(std::uint32_t n) override;
-  void grant(std::uint32_t n) override;
-  std::uint32_t revoke_grant() override;
+  void set_cap(std::uint32_t cap) override;
+  bool suspend() override;
+  std::uint32_t resume(std::uint32_t m) override;
 
   detail::Channel& channel() { return *channel_; }
-  std::uint32_t max_groups() const { return n_; }
   std::uint32_t threads() const { return cfg_.threads; }
   const Options& options() const { return opts_; }
   detail::Scheduler& scheduler() { return sched_; }
 
-  /// Starts the first M0 workgroups (after admission) and returns.
+  /// Sets the channel up for M0 workgroups (after admission or resume) and records it.
   void start(std::uint32_t m0);
   /// Starts workgroup `id` on a new thread; `body` runs it.
   void start_thread(std::uint32_t id, std::function<void()> body);
@@ -98,10 +106,9 @@ class JobCore : public detail::JobControl {
   void check_watchdog(std::uint32_t id, double waited_s);
   std::uint64_t next_incarnation(std::uint32_t id);
 
-  void wait();
-  bool done() const;
-  JobStats stats() const;
-  void set_cap(std::uint32_t cap);
+ protected:
+  /// Starts workgroups [0, m) at the resume point where the job was suspended.
+  virtual void restart_groups(std::uint32_t m) = 0;
 
  private:
   std::string stall_report() const;
@@ -119,6 +126,7 @@ class JobCore : public detail::JobControl {
   std::condition_variable cv_;
   std::uint32_t live_ = 0;
   bool finished_ = false;
+  bool suspended_ = false;
   std::string error_;
   std::vector<std::thread> threads_;
   std::vector<std::thread::id> exited_threads_;

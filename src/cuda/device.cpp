@@ -1,4 +1,4 @@
-#include <cuda_runtime.h>
+#include <cuda_runtime_api.h>
 
 #include "coop/cuda/device.hpp"
 

@@ -1,0 +1,412 @@
+// CUDA backend, kernel side: the kernel context of one GPU thread, the Env through which
+// thread 0 of a block runs the shared protocol, the __global__ wrapper every workgroup runs in,
+// and the typed job that launches it. Include from .cu files (nvcc); coop/runtime.hpp does so
+// automatically when compiled by nvcc with the CUDA backend built.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "coop/cuda/job.hpp"
+#include "coop/cuda/state.hpp"
+#include "coop/kernel.hpp"
+#include "coop/protocol.hpp"
+
+namespace coop::cuda {
+
+namespace detail {
+
+using coop::detail::Channel;
+using coop::detail::order;
+using coop::detail::WaitKind;
+template <class T>
+using dev_atomic = coop::detail::atomic<T>;
+
+/// Everything a block of kernel K needs, passed by value as the kernel's parameter.
+template <class K>
+struct LaunchArgs {
+  DeviceState* state;
+  Mailbox* mailbox;            ///< device view of the pinned host mailbox
+  std::uint32_t* incarnation;  ///< per id, for the adversarial generator
+  std::uint32_t ring_slots;
+  std::uint32_t stride;
+  std::uint32_t first;  ///< id of block 0 of this grid
+  std::int32_t site;    ///< resume point
+  std::uint32_t flags;  ///< the channel's flags (fixed at launch)
+  params_t<K> params;
+  transmit_t<K> transmit;
+};
+
+enum BlockFlags : std::uint32_t { block_killed = 1, block_aborted = 2 };
+
+template <class K>
+struct BlockState {
+  std::uint64_t result;  ///< thread 0's answer to a workgroup-level primitive
+  std::uint32_t flags;
+  shared_t<K> shared;
+};
+
+__device__ inline std::uint64_t globaltimer() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ inline void store_system(std::uint32_t* p, std::uint32_t v) {
+  ::cuda::atomic_ref<std::uint32_t, ::cuda::thread_scope_system>(*p).store(
+      v, ::cuda::std::memory_order_release);
+}
+
+/// Sends one event to the host: the record first, its sequence number last.
+template <class K>
+__device__ void post_event(const LaunchArgs<K>& a, EventKind kind, std::uint32_t first,
+                           std::uint32_t count, std::int32_t site, std::int32_t delta,
+                           const transmit_t<K>* payload) {
+  std::uint32_t idx = atomicAdd(&a.state->next_event, 1u);
+  if (idx >= a.ring_slots) {
+    // After a wrap: wait until the host has consumed the record this one replaces (rare; the
+    // only read of host memory a block ever makes).
+    volatile std::uint32_t* consumed = &a.mailbox->consumed;
+    for (unsigned spins = 0; idx - *consumed >= a.ring_slots; ++spins) __nanosleep(1000);
+  }
+  unsigned char* slot = reinterpret_cast<unsigned char*>(a.mailbox) + ring_offset() +
+                        std::uint64_t(idx % a.ring_slots) * a.stride;
+  auto* h = reinterpret_cast<volatile EventHeader*>(slot);
+  h->kind = kind;
+  h->first = first;
+  h->count = count;
+  h->site = site;
+  h->delta = delta;
+  h->device_ns = globaltimer();
+  if (payload && sizeof(transmit_t<K>) > 0 && !std::is_empty_v<transmit_t<K>>) {
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(payload);
+    volatile unsigned char* dst = slot + sizeof(EventHeader);
+    for (std::uint32_t i = 0; i < sizeof(transmit_t<K>); ++i) dst[i] = src[i];
+  }
+  __threadfence_system();
+  store_system(const_cast<std::uint32_t*>(&h->seq), idx + 1);
+}
+
+/// Records the job's first error for the host and asks every block to stop.
+template <class K>
+__device__ void report_error(const LaunchArgs<K>& a, ErrorCode code, std::int64_t x,
+                             std::int64_t y = 0, std::int64_t z = 0, std::int64_t w = 0) {
+  if (atomicCAS(&a.state->error_claimed, 0u, 1u) == 0u) {
+    volatile ErrorRecord* e = &a.mailbox->error;
+    e->code = code;
+    e->a = x;
+    e->b = y;
+    e->c = z;
+    e->d = w;
+    __threadfence_system();
+    store_system(const_cast<std::uint32_t*>(&e->set), 1);
+  }
+  dev_atomic<std::uint32_t>(a.state->channel.abort).store(1);
+}
+
+/// Thread 0's bookkeeping when its block leaves the kernel (returned, killed or aborted).
+template <class K>
+__device__ void block_exit(const LaunchArgs<K>& a, bool finished_normally) {
+  if (finished_normally) dev_atomic<std::uint32_t>(a.state->channel.finished).fetch_add(1);
+  dev_atomic<std::uint32_t>(a.state->running).fetch_sub(1, order::relaxed);
+  if (dev_atomic<std::uint32_t>(a.state->outstanding).fetch_sub(1) == 1) {
+    // The last workgroup of the job: nothing can spawn any more.
+    std::uint32_t suspended = dev_atomic<std::uint32_t>(a.state->channel.suspended).load();
+    post_event<K>(a, EventKind::done, suspended, 0, 0, 0, nullptr);
+  }
+}
+
+/// Thread 0 of a block that must stop now (the job failed): leaves, and the block's other
+/// threads leave when they see the aborted flag after the workgroup barrier they wait at. (A
+/// flag, not a reserved result value: any value can be broadcast.)
+template <class K>
+[[noreturn]] __device__ void abort_block(const LaunchArgs<K>& a, BlockState<K>& bs) {
+  bs.flags |= block_aborted;
+  block_exit(a, false);
+  __threadfence_block();
+  asm volatile("exit;");
+  __builtin_unreachable();
+}
+
+/// The protocol's view of the GPU for one block (used by its thread 0 only).
+template <class K>
+class Env {
+ public:
+  __device__ Env(const LaunchArgs<K>& a, BlockState<K>& bs, std::uint32_t id,
+                 const transmit_t<K>* t0)
+      : a_(a), bs_(bs), id_(id), t0_(t0) {}
+
+  __device__ void begin_wait() { spins_ = 0; }
+  __device__ void relax(WaitKind, int) {
+    // Spin on the L2 first (a barrier or batch exit usually completes within microseconds),
+    // then back off so that long waits leave the memory system to the workgroups that work.
+    ++spins_;
+    if (spins_ > 4096) __nanosleep(spins_ < 65536 ? 64 : 1000);
+    if ((spins_ & 1023) == 0 &&
+        dev_atomic<std::uint32_t>(a_.state->channel.abort).load(order::relaxed) != 0)
+      abort_block(a_, bs_);
+  }
+  __device__ void spawn(std::uint32_t first, std::uint32_t count, int site) {
+    // Counted before the grid exists, so the job cannot look finished in between.
+    dev_atomic<std::uint32_t>(a_.state->outstanding).fetch_add(count);
+    post_event<K>(a_, EventKind::spawn, first, count, site, std::int32_t(count), t0_);
+  }
+  __device__ void suspend(int site) { post_event<K>(a_, EventKind::suspended, 0, 0, site, 0, t0_); }
+  __device__ std::uint64_t random() {
+    if (!seeded_) {
+      std::uint32_t inc = atomicAdd(&a_.incarnation[id_], 1u);
+      state_ = coop::detail::mix64(a_.state->channel.seed ^
+                                   coop::detail::mix64(std::uint64_t(id_) << 32 ^ inc));
+      seeded_ = true;
+    }
+    return coop::detail::mix64(state_++);
+  }
+  __device__ void on_membership(std::uint32_t before, std::uint32_t after) {
+    // Growth is reported by the spawn events; shrinking here.
+    if (after < before)
+      post_event<K>(a_, EventKind::membership, 0, 0, 0, -std::int32_t(before - after), nullptr);
+  }
+  __device__ void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
+                                      std::uint32_t finished) {
+    report_error(a_, ErrorCode::barrier_unreachable, site, arrived, active, finished);
+    abort_block(a_, bs_);
+  }
+  __device__ void invariant_failed(const char*) {
+    report_error(a_, ErrorCode::invariant, inv_fork_beyond_n);
+    abort_block(a_, bs_);
+  }
+
+ private:
+  const LaunchArgs<K>& a_;
+  BlockState<K>& bs_;
+  std::uint32_t id_;
+  const transmit_t<K>* t0_;
+  std::uint32_t spins_ = 0;
+  bool seeded_ = false;
+  std::uint64_t state_ = 0;
+};
+
+/// The kernel context of one GPU thread (see include/coop/kernel.hpp).
+template <class K>
+class Ctx {
+ public:
+  __device__ Ctx(const LaunchArgs<K>& a, BlockState<K>& bs, std::uint32_t id, Env<K>& env)
+      : a_(a), bs_(bs), id_(id), env_(env) {
+    prefetch();
+  }
+
+  __device__ std::uint32_t group_id() const { return id_; }
+  __device__ std::uint32_t num_groups() const {
+    return coop::detail::active_of(dev_atomic<std::uint64_t>(a_.state->channel.membership).load());
+  }
+  __device__ std::uint32_t max_groups() const { return a_.state->channel.max_groups; }
+  __device__ std::uint32_t local_id() const { return threadIdx.x; }
+  __device__ std::uint32_t local_size() const { return blockDim.x; }
+  __device__ std::uint64_t global_id() const {
+    return std::uint64_t(id_) * blockDim.x + threadIdx.x;
+  }
+  __device__ std::uint64_t global_size() const { return std::uint64_t(num_groups()) * blockDim.x; }
+  __device__ int resume_point() const { return a_.site; }
+  __device__ shared_t<K>& shared() { return bs_.shared; }
+
+  __device__ void barrier(int = 0) { __syncthreads(); }
+  // offer_kill and request_fork with nothing to do are the hot path. Every thread keeps the
+  // membership word and the target as loaded at its previous call: the loads issued now are
+  // waited for only at the next call, so their latency hides behind the kernel's own work. One
+  // barrier votes on whether thread 0 must run the protocol (which reads fresh values). A
+  // request is therefore seen at most one interval late, which the model allows: offer_kill may
+  // always decline.
+  __device__ bool offer_kill(int site = 0) {
+    if (a_.flags & coop::detail::flag_no_resize) return false;
+    bool maybe = (a_.flags & coop::detail::flag_adversarial) || seen_target_ < seen_active_;
+    prefetch();
+    if (!__syncthreads_or(maybe)) return false;
+    return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
+  }
+  __device__ std::uint32_t request_fork(int site = 0) {
+    if (a_.flags & coop::detail::flag_no_resize) return 0;
+    bool maybe = (a_.flags & coop::detail::flag_adversarial) || seen_target_ > seen_active_;
+    prefetch();
+    if (!__syncthreads_or(maybe)) return 0;
+    return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
+  }
+  __device__ void global_barrier(int site = 0) {
+    collective([&] { return protocol().barrier(id_, false, site) ? 1u : 0u; }, false);
+  }
+  __device__ bool resizing_barrier(int site = 0) {
+    return collective([&] { return protocol().barrier(id_, true, site) ? 1u : 0u; }, true) != 0;
+  }
+  __device__ std::uint32_t query(int = 0) {
+    return std::uint32_t(collective([&] { return protocol().query(); }, false));
+  }
+  template <class T>
+  __device__ T broadcast(const T& value, int = 0) {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
+    std::uint64_t bits = 0;
+    if (threadIdx.x == 0) std::memcpy(&bits, &value, sizeof(T));
+    std::uint64_t r = collective([&] { return bits; }, false);
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+  }
+  /// One step of a spin-wait in kernel code.
+  __device__ void pause() { __nanosleep(100); }
+  __device__ void unknown_resume_point() {
+    if (threadIdx.x == 0) {
+      report_error(a_, ErrorCode::unknown_resume_point, id_, a_.site);
+      bs_.flags |= block_aborted;
+    }
+    __syncthreads();
+  }
+
+ private:
+  __device__ coop::detail::Protocol<Env<K>> protocol() const {
+    return coop::detail::Protocol<Env<K>>(a_.state->channel, env_, a_.flags);
+  }
+  __device__ std::uint32_t active() const {
+    return coop::detail::active_of(
+        dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed));
+  }
+  __device__ std::uint32_t target() const {
+    return dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
+  }
+  __device__ void prefetch() {
+    seen_active_ = active();
+    seen_target_ = target();
+  }
+  // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
+  // get its answer.
+  template <class F>
+  __device__ std::uint64_t collective(F&& thread0, bool may_leave) {
+    __syncthreads();
+    return decide(thread0, may_leave);
+  }
+  // The second half, once every thread has arrived.
+  template <class F>
+  __device__ std::uint64_t decide(F&& thread0, bool may_leave) {
+    if (threadIdx.x == 0) {
+      env_.begin_wait();
+      std::uint64_t r = thread0();
+      bs_.result = r;
+      if (may_leave && r) bs_.flags |= block_killed;
+    }
+    __syncthreads();
+    if (bs_.flags & block_aborted) asm volatile("exit;");
+    return bs_.result;
+  }
+
+  const LaunchArgs<K>& a_;
+  BlockState<K>& bs_;
+  std::uint32_t id_;
+  Env<K>& env_;
+  std::uint32_t seen_active_ = 0, seen_target_ = 0;
+};
+
+/// Every block of every grid of a job of kernel K runs this.
+template <class K>
+__global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
+  __shared__ alignas(16) unsigned char raw[sizeof(BlockState<K>)];
+  BlockState<K>& bs = *reinterpret_cast<BlockState<K>*>(raw);
+  const std::uint32_t id = a.first + blockIdx.x;
+  // Shared state starts zeroed, as on the CPU backend.
+  for (std::uint32_t i = threadIdx.x; i < sizeof(BlockState<K>); i += blockDim.x) raw[i] = 0;
+  if (threadIdx.x == 0) dev_atomic<std::uint32_t>(a.state->running).fetch_add(1, order::relaxed);
+  __syncthreads();
+  transmit_t<K> t = a.transmit;
+  Env<K> env(a, bs, id, &t);
+  Ctx<K> ctx(a, bs, id, env);
+  K{}(ctx, a.params, t);
+  __syncthreads();
+  if (threadIdx.x == 0) block_exit(a, (bs.flags & (block_killed | block_aborted)) == 0);
+}
+
+}  // namespace detail
+
+/// A running cooperative kernel of type K on a CUDA device.
+template <class K>
+class Job final : public JobCore {
+ public:
+  Job(DeviceService& dev, coop::detail::Scheduler& sched, const LaunchConfig& cfg, std::uint32_t n,
+      std::uint32_t cost, const params_t<K>& params)
+      : JobCore(dev, sched, cfg, coop::detail::traits_of<K>(), n, cost,
+                std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>)),
+        params_(params) {}
+
+  void launch(std::uint32_t m0, const transmit_t<K>& t) { start(m0, 0, &t); }
+
+ protected:
+  int launch_grid(std::uint32_t first, std::uint32_t count, int site, const void* transmit,
+                  CUstream_st* stream, bool cooperative) override {
+    detail::LaunchArgs<K> a{state(),
+                            mailbox(),
+                            reinterpret_cast<std::uint32_t*>(state() + 1),
+                            ring_slots(),
+                            event_stride(),
+                            first,
+                            site,
+                            channel_flags(),
+                            params_,
+                            {}};
+    if (transmit && !std::is_empty_v<transmit_t<K>>)
+      std::memcpy(static_cast<void*>(&a.transmit), transmit, sizeof(transmit_t<K>));
+    void* args[] = {&a};
+    const void* fn = reinterpret_cast<const void*>(&detail::kernel<K>);
+    if (cooperative)
+      return int(cudaLaunchCooperativeKernel(fn, dim3(count), dim3(threads()), args, 0, stream));
+    return int(cudaLaunchKernel(fn, dim3(count), dim3(threads()), args, 0, stream));
+  }
+
+ private:
+  std::uint32_t event_stride() const {
+    return detail::event_stride(std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>));
+  }
+  params_t<K> params_;
+};
+
+/// Occupancy of kernel K at `threads` per block: blocks per SM (0: it cannot run). Loads the
+/// kernel's module, which must happen before any persistent work runs (lazy loading would
+/// otherwise wait for that work to end).
+template <class K>
+int occupancy(int threads) {
+  const void* fn = reinterpret_cast<const void*>(&detail::kernel<K>);
+  cudaFuncAttributes attr{};
+  check(cudaFuncGetAttributes(&attr, fn), "loading the cooperative kernel");
+  if (threads > attr.maxThreadsPerBlock)
+    throw std::invalid_argument("the kernel cannot run with " + std::to_string(threads) +
+                                " threads per block: at most " +
+                                std::to_string(attr.maxThreadsPerBlock) + " with its " +
+                                std::to_string(attr.numRegs) + " registers per thread");
+  int occ = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, threads, 0),
+        "querying the kernel's occupancy");
+  return occ;
+}
+
+/// Launches cooperative kernel K on the device (used by coop::Runtime::launch).
+template <class K>
+coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const LaunchConfig& cfg,
+                 const params_t<K>& params, const transmit_t<K>& transmit) {
+  static_assert(std::is_trivially_copyable_v<params_t<K>>, "Params must be trivially copyable");
+  static_assert(std::is_trivially_copyable_v<transmit_t<K>>, "Transmit must be trivially copyable");
+  check(cudaSetDevice(dev.device()), "selecting the device");
+  int occ = occupancy<K>(int(cfg.threads));
+  std::uint32_t n = checked_groups(dev, cfg, occ);
+  auto job = std::make_shared<Job<K>>(dev, sched, cfg, n, kUnitsPerSM / std::uint32_t(occ), params);
+  std::uint32_t m0 = sched.admit(job.get(), cfg, n, job->cost());
+  try {
+    job->launch(m0, transmit);
+  } catch (...) {
+    sched.job_finished(job.get());
+    throw;
+  }
+  dev.add(job);
+  return coop::Job(std::shared_ptr<coop::detail::JobImpl>(job));
+}
+
+}  // namespace coop::cuda

@@ -1,0 +1,149 @@
+// CUDA backend, host side: a job's device memory, event mailbox and grids, and the device
+// service that handles the events every job's kernel sends (join launches, membership
+// reports, the end of the job). Plain C++ over the CUDA runtime API; the kernel templates are
+// in coop/cuda/backend.cuh.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/cuda/device.hpp"
+#include "coop/cuda/state.hpp"
+#include "coop/job.hpp"
+#include "coop/policy.hpp"
+#include "coop/scheduler.hpp"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace coop::cuda {
+
+/// Capacity units per streaming multiprocessor: a block of a kernel with occupancy `occ`
+/// blocks/SM costs ceil(kUnitsPerSM / occ). 10080 is divisible by 1-10, 12, 14-16, 18, 20, 21,
+/// 24, 28, 30 and 32, so those occupancies are exact.
+inline constexpr std::uint32_t kUnitsPerSM = 10080;
+
+/// Throws std::runtime_error naming `what` if `rc` (a cudaError_t) is not cudaSuccess.
+void check(int rc, const char* what);
+
+class JobCore;
+class DeviceService;
+
+/// Checks a launch on this device for a kernel with `occupancy` blocks/SM at cfg.threads and
+/// returns N; throws std::invalid_argument with the reason when it cannot run.
+std::uint32_t checked_groups(const DeviceService& dev, const LaunchConfig& cfg, int occupancy);
+
+/// One CUDA device as the runtime drives it: its streams and the service thread.
+class DeviceService {
+ public:
+  explicit DeviceService(int device);
+  ~DeviceService();
+  DeviceService(const DeviceService&) = delete;
+  DeviceService& operator=(const DeviceService&) = delete;
+
+  int device() const { return info_.index; }
+  const DeviceInfo& info() const { return info_; }
+  /// The stream tasks run on (highest priority).
+  CUstream_st* task_stream() const { return task_stream_; }
+  /// A non-blocking stream for small host -> device control copies.
+  CUstream_st* control_stream() const { return control_stream_; }
+  void add(std::shared_ptr<JobCore> job);
+  /// Blocks until every job has finished or is suspended (used when the runtime closes).
+  void drain();
+
+ private:
+  void loop();
+  DeviceInfo info_;
+  CUstream_st* task_stream_ = nullptr;
+  CUstream_st* control_stream_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<JobCore>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+/// A cooperative kernel running on a CUDA device (the kernel-independent part).
+class JobCore : public coop::detail::JobControl,
+                public coop::detail::JobImpl,
+                public std::enable_shared_from_this<JobCore> {
+ public:
+  JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const LaunchConfig& cfg,
+          const KernelTraits& traits, std::uint32_t n, std::uint32_t cost,
+          std::uint32_t transmit_bytes);
+  ~JobCore() override;
+
+  // JobControl
+  std::uint32_t reported_active() const override { return reported_.load(); }
+  void set_target(std::uint32_t target) override;
+
+  // JobImpl
+  void wait() override;
+  bool done() const override;
+  JobStats stats() const override;
+  std::uint32_t max_groups() const override { return n_; }
+  coop::detail::Membership membership() const override;
+  void set_cap(std::uint32_t cap) override { sched_.set_cap(this, cap); }
+  bool suspend() override;
+  std::uint32_t resume(std::uint32_t m) override;
+
+  /// Service thread: handles the events that are ready; returns false once the job is over
+  /// (finished or suspended) and needs no more polling.
+  bool service();
+  /// Asks every workgroup to stop at its next protocol step (runtime shutdown).
+  void abort(const std::string& why);
+
+  std::uint32_t cost() const { return cost_; }
+  std::uint32_t threads() const { return cfg_.threads; }
+
+ protected:
+  /// Starts M0 workgroups at resume point `site` with `transmit` (a cooperative launch).
+  void start(std::uint32_t m0, int site, const void* transmit);
+  /// Launches `count` blocks for ids [first, first+count) resuming at `site`.
+  virtual int launch_grid(std::uint32_t first, std::uint32_t count, int site, const void* transmit,
+                          CUstream_st* stream, bool cooperative) = 0;
+  cuda::detail::DeviceState* state() const { return state_; }
+  cuda::detail::Mailbox* mailbox() const { return mailbox_dev_; }
+  std::uint32_t ring_slots() const { return ring_slots_; }
+  std::uint32_t channel_flags() const { return flags_; }
+  DeviceService& device() { return dev_; }
+
+ private:
+  CUstream_st* idle_stream();
+  const cuda::detail::EventHeader* event(std::uint32_t index) const;
+  void handle(const cuda::detail::EventHeader& e);
+  void finish(bool suspended);
+  void fail(const std::string& what);
+  std::string describe_error() const;
+  void check_streams();
+  void write_control(std::uint32_t* field, std::uint32_t value);
+
+  DeviceService& dev_;
+  coop::detail::Scheduler& sched_;
+  LaunchConfig cfg_;
+  std::uint32_t n_, cost_, transmit_bytes_, stride_, ring_slots_, flags_ = 0;
+  cuda::detail::DeviceState* state_ = nullptr;  // device memory
+  unsigned char* mailbox_host_ = nullptr;       // pinned, mapped
+  cuda::detail::Mailbox* mailbox_dev_ = nullptr;
+  std::uint32_t* control_staging_ = nullptr;  // pinned: target, suspend, abort values
+  std::vector<CUstream_st*> streams_;
+  std::uint32_t consumed_ = 0;
+  std::uint32_t polls_ = 0;
+
+  std::atomic<std::uint32_t> reported_{0};
+  std::atomic<std::uint32_t> target_{0};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool running_ = false, finished_ = false, suspended_ = false;
+  std::string error_;
+  JobStats stats_;
+  int resume_site_ = 0;
+  std::vector<unsigned char> resume_transmit_;
+};
+
+}  // namespace coop::cuda

@@ -1,0 +1,83 @@
+// Memory that the host and every backend's workgroups can read and write: ordinary memory on
+// the CPU backend, CUDA managed memory when a GPU is present. Kernel parameters point into it.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace coop {
+
+namespace detail {
+/// Zeroed memory visible to the host and the device (managed memory when a CUDA device is
+/// present); throws std::bad_alloc or std::runtime_error with the CUDA reason.
+void* shared_alloc(std::size_t bytes);
+void shared_free(void* p) noexcept;
+}  // namespace detail
+
+/// A fixed-size array of trivially copyable T in host- and device-visible memory.
+template <class T>
+class SharedArray {
+  static_assert(std::is_trivially_copyable_v<T>, "SharedArray holds trivially copyable types");
+
+ public:
+  SharedArray() = default;
+  explicit SharedArray(std::size_t n) : size_(n) {
+    if (n) data_ = static_cast<T*>(detail::shared_alloc(n * sizeof(T)));
+    for (std::size_t i = 0; i < n; ++i) new (data_ + i) T{};
+  }
+  SharedArray(std::size_t n, const T& value) : SharedArray(n) {
+    for (std::size_t i = 0; i < n; ++i) data_[i] = value;
+  }
+  explicit SharedArray(const std::vector<T>& v) : SharedArray(v.size()) {
+    if (!v.empty()) std::memcpy(static_cast<void*>(data_), v.data(), v.size() * sizeof(T));
+  }
+  SharedArray(SharedArray&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  SharedArray& operator=(SharedArray&& o) noexcept {
+    if (this != &o) {
+      detail::shared_free(data_);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  SharedArray(const SharedArray&) = delete;
+  SharedArray& operator=(const SharedArray&) = delete;
+  ~SharedArray() { detail::shared_free(data_); }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// One T in host- and device-visible memory.
+template <class T>
+class Shared {
+ public:
+  Shared() : a_(1) {}
+  explicit Shared(const T& v) : a_(1, v) {}
+  T* get() { return a_.data(); }
+  T& operator*() { return a_[0]; }
+  T* operator->() { return a_.data(); }
+  const T& operator*() const { return a_[0]; }
+
+ private:
+  SharedArray<T> a_;
+};
+
+}  // namespace coop

@@ -1,0 +1,411 @@
+#include "coop/cuda/job.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace coop::cuda {
+
+using cuda::detail::DeviceState;
+using cuda::detail::ErrorCode;
+using cuda::detail::EventHeader;
+using cuda::detail::EventKind;
+using cuda::detail::Mailbox;
+
+void check(int rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  throw std::runtime_error(std::string("CUDA error while ") + what + ": " +
+                           cudaGetErrorName(cudaError_t(rc)) + " (" +
+                           cudaGetErrorString(cudaError_t(rc)) + ")");
+}
+
+std::uint32_t checked_groups(const DeviceService& dev, const LaunchConfig& cfg, int occupancy) {
+  if (cfg.threads == 0 || cfg.threads > 1024)
+    throw std::invalid_argument("threads per workgroup must be in [1, 1024], got " +
+                                std::to_string(cfg.threads));
+  if (occupancy <= 0)
+    throw std::invalid_argument("the kernel cannot be resident with " +
+                                std::to_string(cfg.threads) +
+                                " threads per block (registers or shared memory exceed an SM)");
+  const std::uint64_t resident = std::uint64_t(occupancy) * dev.info().multiprocessors;
+  const std::uint64_t limit = std::min<std::uint64_t>(resident, kMaxGroupsLimit);
+  std::uint64_t n = cfg.max_groups ? cfg.max_groups : limit;
+  if (n > limit)
+    throw std::invalid_argument(
+        "max_groups " + std::to_string(n) + " exceeds the " + std::to_string(limit) +
+        " blocks of this kernel that can be co-resident on " + dev.info().name + " at " +
+        std::to_string(cfg.threads) + " threads (" + std::to_string(occupancy) + " per SM x " +
+        std::to_string(dev.info().multiprocessors) +
+        " SMs): a cooperative kernel's workgroups must all fit");
+  if (cfg.policy.kind == Policy::Kind::cap && (cfg.policy.cap == 0 || cfg.policy.cap > n))
+    throw std::invalid_argument("cap policy needs a cap in [1, N=" + std::to_string(n) + "]");
+  return std::uint32_t(n);
+}
+
+// ---------------------------------------------------------------- DeviceService
+
+DeviceService::DeviceService(int device) {
+  check(cudaSetDevice(device), "selecting the device");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device), "reading device properties");
+  info_.index = device;
+  info_.name = p.name;
+  info_.major = p.major;
+  info_.minor = p.minor;
+  info_.multiprocessors = p.multiProcessorCount;
+  info_.memory_bytes = p.totalGlobalMem;
+  info_.max_threads_per_mp = p.maxThreadsPerMultiProcessor;
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest), "creating a stream");
+  task_stream_ = s;
+  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest), "creating a stream");
+  control_stream_ = s;
+  thread_ = std::thread([this] { loop(); });
+}
+
+DeviceService::~DeviceService() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  cudaStreamDestroy(task_stream_);
+  cudaStreamDestroy(control_stream_);
+}
+
+void DeviceService::add(std::shared_ptr<JobCore> job) {
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+void DeviceService::drain() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return jobs_.empty(); });
+}
+
+void DeviceService::loop() {
+  cudaSetDevice(info_.index);
+  std::vector<std::shared_ptr<JobCore>> jobs;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stop_ and nothing left
+      jobs = jobs_;
+    }
+    // Spin while jobs run: the latency of a join launch or a kill report is this loop's.
+    for (auto& j : jobs) {
+      if (j->service()) continue;
+      std::lock_guard lock(mu_);
+      jobs_.erase(std::find(jobs_.begin(), jobs_.end(), j));
+      cv_.notify_all();
+    }
+    jobs.clear();
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+// ---------------------------------------------------------------- JobCore
+
+JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const LaunchConfig& cfg,
+                 const KernelTraits& traits, std::uint32_t n, std::uint32_t cost,
+                 std::uint32_t transmit_bytes)
+    : dev_(dev),
+      sched_(sched),
+      cfg_(cfg),
+      n_(n),
+      cost_(cost),
+      transmit_bytes_(transmit_bytes),
+      stride_(cuda::detail::event_stride(transmit_bytes)),
+      // Unconsumed spawn records are bounded by N (each holds a workgroup that has not started);
+      // kill reports are not, so the ring wraps and a block waits for space only then.
+      ring_slots_(2 * n + 256) {
+  using namespace coop::detail;
+  DeviceState host{};
+  host.channel.max_groups = n;
+  host.channel.seed = cfg.policy.seed;
+  std::uint32_t f = 0;
+  if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
+  if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
+  if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
+  if (traits.kill_any_order) f |= flag_any_order;
+  if (traits.allow_kill_zero) f |= flag_kill_zero;
+  host.channel.flags = f;
+  flags_ = f;
+  const std::size_t state_bytes = sizeof(DeviceState) + sizeof(std::uint32_t) * n;
+  check(cudaMalloc(reinterpret_cast<void**>(&state_), state_bytes), "allocating job state");
+  check(cudaMemset(state_, 0, state_bytes), "clearing job state");
+  check(cudaMemcpy(state_, &host, sizeof(host), cudaMemcpyHostToDevice), "writing job state");
+  const std::size_t mailbox_bytes =
+      cuda::detail::ring_offset() + std::size_t(ring_slots_) * stride_;
+  check(cudaHostAlloc(reinterpret_cast<void**>(&mailbox_host_), mailbox_bytes,
+                      cudaHostAllocMapped | cudaHostAllocPortable),
+        "allocating the event mailbox");
+  std::memset(mailbox_host_, 0, mailbox_bytes);
+  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mailbox_dev_), mailbox_host_, 0),
+        "mapping the event mailbox");
+  check(cudaHostAlloc(reinterpret_cast<void**>(&control_staging_), 4 * sizeof(std::uint32_t),
+                      cudaHostAllocPortable),
+        "allocating control staging");
+  stats_.max_groups = n;
+}
+
+JobCore::~JobCore() {
+  for (auto* s : streams_) cudaStreamDestroy(s);
+  cudaFree(state_);
+  cudaFreeHost(mailbox_host_);
+  cudaFreeHost(control_staging_);
+}
+
+void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {
+  // One staging word per field: a copy still queued reads the latest value, which is what the
+  // device should see anyway.
+  std::size_t slot = field == &state_->channel.target    ? 0
+                     : field == &state_->channel.suspend ? 1
+                                                         : 2;
+  __atomic_store_n(&control_staging_[slot], value, __ATOMIC_RELEASE);
+  check(cudaMemcpyAsync(field, &control_staging_[slot], sizeof(std::uint32_t),
+                        cudaMemcpyHostToDevice, dev_.control_stream()),
+        "sending a scheduler decision to the device");
+}
+
+void JobCore::set_target(std::uint32_t target) {
+  target_.store(target);
+  write_control(&state_->channel.target, target);
+}
+
+coop::detail::Membership JobCore::membership() const {
+  coop::detail::Membership m;
+  m.active = reported_.load();
+  std::uint32_t t = target_.load();
+  std::uint32_t floor = std::max(t, 1u);
+  m.kill_wanted = m.active > floor ? m.active - floor : 0;
+  std::uint32_t top = std::min(t, n_);
+  m.fork_granted = top > m.active ? top - m.active : 0;
+  return m;
+}
+
+CUstream_st* JobCore::idle_stream() {
+  for (auto* s : streams_)
+    if (cudaStreamQuery(s) == cudaSuccess) return s;
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, least), "creating a job stream");
+  streams_.push_back(s);
+  return s;
+}
+
+void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
+  // No block of the job runs now: the channel can be rewritten from here.
+  cudaStream_t ctl = dev_.control_stream();
+  DeviceState host{};
+  check(cudaMemcpyAsync(&host, state_, sizeof(host), cudaMemcpyDeviceToHost, ctl),
+        "reading job state");
+  check(cudaStreamSynchronize(ctl), "reading job state");
+  coop::detail::reset_channel(host.channel, m0);
+  host.channel.target = target_.load();
+  host.channel.abort = 0;
+  host.outstanding = m0;
+  host.running = 0;
+  check(cudaMemcpyAsync(state_, &host, sizeof(host), cudaMemcpyHostToDevice, ctl),
+        "writing job state");
+  check(cudaStreamSynchronize(ctl), "writing job state");
+  {
+    std::lock_guard lock(mu_);
+    double now = sched_.now_ms();
+    if (stats_.timeline.empty()) {
+      stats_.initial_groups = m0;
+      stats_.start_ms = now;
+    }
+    stats_.timeline.push_back({now, m0});
+    reported_.store(m0);
+    running_ = true;
+    finished_ = suspended_ = false;
+  }
+  check(launch_grid(0, m0, site, transmit, idle_stream(), true),
+        "launching the cooperative kernel (cudaLaunchCooperativeKernel)");
+}
+
+const EventHeader* JobCore::event(std::uint32_t index) const {
+  return reinterpret_cast<const EventHeader*>(mailbox_host_ + cuda::detail::ring_offset() +
+                                              std::size_t(index % ring_slots_) * stride_);
+}
+
+bool JobCore::service() {
+  for (;;) {
+    const EventHeader* e = event(consumed_);
+    if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != consumed_ + 1) break;
+    EventHeader h = *e;
+    std::vector<unsigned char> payload(transmit_bytes_);
+    if (transmit_bytes_)
+      std::memcpy(payload.data(), reinterpret_cast<const unsigned char*>(e) + sizeof(EventHeader),
+                  transmit_bytes_);
+    ++consumed_;
+    __atomic_store_n(&reinterpret_cast<Mailbox*>(mailbox_host_)->consumed, consumed_,
+                     __ATOMIC_RELEASE);
+    if (h.kind == EventKind::spawn) {
+      int rc = launch_grid(h.first, h.count, h.site, payload.data(), idle_stream(), false);
+      if (rc != cudaSuccess) {
+        fail(std::string("launching ") + std::to_string(h.count) +
+             " joining workgroups: " + cudaGetErrorString(cudaError_t(rc)));
+        // Their slots in `outstanding` will never be returned: end the job from here.
+        finish(false);
+        return false;
+      }
+    } else if (h.kind == EventKind::suspended) {
+      resume_site_ = h.site;
+      resume_transmit_ = payload;
+    } else if (h.kind == EventKind::done) {
+      finish(h.first != 0);
+      return false;
+    }
+    if (h.delta != 0) {
+      std::uint32_t m = std::uint32_t(std::int64_t(reported_.load()) + h.delta);
+      reported_.store(m);
+      {
+        std::lock_guard lock(mu_);
+        stats_.timeline.push_back({sched_.now_ms(), m});
+      }
+      sched_.membership_changed(this);
+    }
+  }
+  if ((++polls_ & 0x3fff) == 0) check_streams();
+  return running_;
+}
+
+void JobCore::check_streams() {
+  for (auto* s : streams_) {
+    cudaError_t rc = cudaStreamQuery(s);
+    if (rc == cudaSuccess || rc == cudaErrorNotReady) continue;
+    fail(std::string("the kernel failed: ") + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) +
+         ")");
+    finish(false);
+    return;
+  }
+}
+
+std::string JobCore::describe_error() const {
+  const auto& e = reinterpret_cast<const Mailbox*>(mailbox_host_)->error;
+  if (__atomic_load_n(&e.set, __ATOMIC_ACQUIRE) == 0) return {};
+  switch (e.code) {
+    case ErrorCode::barrier_unreachable:
+      return "global barrier at line " + std::to_string(e.a) +
+             " can never complete: " + std::to_string(e.b) + " of " + std::to_string(e.c) +
+             " workgroups arrived and " + std::to_string(e.d) +
+             " returned from the kernel without reaching it (kernel-level barriers must be "
+             "reached by every workgroup)";
+    case ErrorCode::invariant:
+      return "cooperative-kernel invariant violated: fork beyond max_groups (N)";
+    case ErrorCode::unknown_resume_point:
+      return "workgroup " + std::to_string(e.a) + " was started at resume point line " +
+             std::to_string(e.b) +
+             ", which the kernel's COOP_BEGIN switch does not contain (is the resume point "
+             "inside a nested switch statement?)";
+    case ErrorCode::ring_timeout:
+    case ErrorCode::none:
+      break;
+  }
+  return "device error " + std::to_string(int(e.code));
+}
+
+void JobCore::finish(bool suspended) {
+  std::string err;
+  for (auto* s : streams_) {
+    cudaError_t rc = cudaStreamSynchronize(s);
+    if (rc != cudaSuccess && err.empty())
+      err = std::string("the kernel failed: ") + cudaGetErrorName(rc) + " (" +
+            cudaGetErrorString(rc) + ")";
+  }
+  if (err.empty()) err = describe_error();
+  std::unique_lock lock(mu_);
+  if (!err.empty() && error_.empty()) error_ = err;
+  running_ = false;
+  if (suspended && error_.empty()) {
+    suspended_ = true;
+    lock.unlock();
+    sched_.job_suspended(this);
+    lock.lock();
+  } else {
+    finished_ = true;
+    stats_.end_ms = sched_.now_ms();
+    stats_.final_groups = reported_.load();
+    lock.unlock();
+    sched_.job_finished(this);
+    lock.lock();
+  }
+  cv_.notify_all();
+}
+
+void JobCore::fail(const std::string& what) {
+  {
+    std::lock_guard lock(mu_);
+    if (error_.empty()) error_ = what;
+  }
+  write_control(&state_->channel.abort, 1);
+}
+
+void JobCore::abort(const std::string& why) { fail(why); }
+
+void JobCore::wait() {
+  std::unique_lock lock(mu_);
+  if (suspended_) throw std::logic_error("wait() on a suspended job: resume it first");
+  cv_.wait(lock, [&] { return finished_; });
+  if (!error_.empty()) throw misuse_error(error_);
+}
+
+bool JobCore::done() const {
+  std::lock_guard lock(mu_);
+  return finished_;
+}
+
+JobStats JobCore::stats() const {
+  DeviceState host{};
+  cudaStream_t ctl = dev_.control_stream();
+  check(cudaMemcpyAsync(&host.channel, &state_->channel, sizeof(host.channel),
+                        cudaMemcpyDeviceToHost, ctl),
+        "reading job statistics");
+  check(cudaStreamSynchronize(ctl), "reading job statistics");
+  std::lock_guard lock(mu_);
+  JobStats s = stats_;
+  s.kills = host.channel.kills;
+  s.forks = host.channel.forks;
+  s.forked_groups = host.channel.forked_groups;
+  s.resizes = host.channel.resizes;
+  s.barriers = host.channel.barriers;
+  s.suspends = host.channel.suspends;
+  return s;
+}
+
+bool JobCore::suspend() {
+  std::unique_lock lock(mu_);
+  if (finished_) return false;
+  if (suspended_) return true;
+  write_control(&state_->channel.suspend, 1);
+  cv_.wait(lock, [&] { return finished_ || suspended_; });
+  if (!error_.empty()) throw misuse_error(error_);
+  return suspended_;
+}
+
+std::uint32_t JobCore::resume(std::uint32_t m) {
+  {
+    std::lock_guard lock(mu_);
+    if (!suspended_) throw std::logic_error("resume() needs a suspended job");
+  }
+  std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
+  start(m0, resume_site_, resume_transmit_.empty() ? nullptr : resume_transmit_.data());
+  dev_.add(shared_from_this());
+  return m0;
+}
+
+}  // namespace coop::cuda

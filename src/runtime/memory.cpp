@@ -1,0 +1,58 @@
+#include "coop/memory.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#ifdef COOP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace coop::detail {
+
+namespace {
+#ifdef COOP_HAVE_CUDA
+bool have_device() {
+  static const bool have = [] {
+    int n = 0;
+    bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    cudaGetLastError();
+    return ok;
+  }();
+  return have;
+}
+#endif
+}  // namespace
+
+void* shared_alloc(std::size_t bytes) {
+#ifdef COOP_HAVE_CUDA
+  if (have_device()) {
+    void* p = nullptr;
+    cudaError_t rc = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+    if (rc != cudaSuccess)
+      throw std::runtime_error("cudaMallocManaged(" + std::to_string(bytes) +
+                               " bytes): " + cudaGetErrorString(rc));
+    std::memset(p, 0, bytes);
+    return p;
+  }
+#endif
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return p;
+}
+
+void shared_free(void* p) noexcept {
+  if (!p) return;
+#ifdef COOP_HAVE_CUDA
+  if (have_device()) {
+    cudaFree(p);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+}  // namespace coop::detail

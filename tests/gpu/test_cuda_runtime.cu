@@ -1,0 +1,231 @@
+// The CUDA runtime with real GPU work: tasks on the high-priority stream gather blocks from a
+// cooperative kernel and give them back; a cuBLAS GEMM as a task while a cooperative kernel
+// runs (both results checked); launch validation and device-side misuse reports. Runs under
+// the default lazy module loading (ctest also runs it with CUDA_MODULE_LOADING=LAZY set).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#define COOP_TEST_CUDA 1
+#include "backend.hpp"
+#include "examples/task_queue.hpp"
+
+using namespace coop;
+
+namespace {
+
+struct Spinner {
+  struct Params {
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      COOP_OFFER_KILL(ctx);
+      COOP_REQUEST_FORK(ctx);
+    }
+    COOP_END(ctx);
+  }
+};
+
+__global__ void fill(float* out, std::uint32_t n, float v) {
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    out[i] = v + float(i % 7);
+}
+
+bool wait_until(const std::function<bool()>& pred, double seconds = 10) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST(CudaRuntime, TasksGatherBlocksAndTheJobRegrows) {
+  auto rt = test::make_runtime(0);
+  ASSERT_EQ(rt->backend(), Backend::cuda);
+  // The task kernel is loaded before the persistent kernel runs.
+  cudaFuncAttributes attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attr, fill), cudaSuccess);
+  Shared<std::uint32_t> stop;
+  auto job = rt->launch<Spinner>({.max_groups = 0, .threads = 128}, {stop.get()});
+  const std::uint32_t n = job.max_groups();
+  ASSERT_GT(n, 4u);
+  EXPECT_EQ(job.active_groups(), n);
+  SharedArray<float> out(1 << 20);
+  std::uint32_t expected_kills = 0;
+  for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
+    TaskRecord r = rt->run(k, [&](Task& t) {
+      EXPECT_LE(job.active_groups(), n - k);
+      fill<<<k, 128, 0, t.stream()>>>(out.data(), std::uint32_t(out.size()), float(k));
+    });
+    expected_kills += k;
+    EXPECT_EQ(r.groups, k);
+    EXPECT_LE(r.request_ms, r.gathered_ms);
+    EXPECT_EQ(out[5], float(k) + 5) << "the task's kernel did not run";
+    EXPECT_TRUE(wait_until([&] { return job.active_groups() == n; }))
+        << "the job did not regrow after a task of " << k << " (M=" << job.active_groups() << ")";
+  }
+  atomic_ref<std::uint32_t>(*stop).store(1);
+  job.wait();
+  JobStats s = job.stats();
+  EXPECT_EQ(s.kills, expected_kills);
+  EXPECT_EQ(s.forked_groups, expected_kills);
+}
+
+// Work stealing from a shared counter until told to stop: every claimed chunk is summed before
+// the next offer, so the result is checkable whenever the host stops it.
+struct ChunkSum {
+  struct Params {
+    std::uint64_t* next;  // chunks claimed
+    std::uint64_t* sum;
+    std::uint32_t* stop;
+    std::uint64_t chunk, limit;  // chunks past `limit` are not summed (bounds the reference)
+  };
+  COOP_HD static std::uint64_t f(std::uint64_t i) { return (i * 2654435761u) % 1000u; }
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    for (;;) {
+      COOP_OFFER_KILL(ctx);
+      COOP_REQUEST_FORK(ctx);
+      std::uint64_t c = ~0ull;
+      if (ctx.local_id() == 0 && atomic_ref<std::uint32_t>(*p.stop).load() == 0)
+        c = atomic_ref<std::uint64_t>(*p.next).fetch_add(1);
+      c = ctx.broadcast(c);
+      if (c == ~0ull) break;
+      if (c >= p.limit) {  // all work done: keep offering until the host stops the job
+        ctx.pause();
+        continue;
+      }
+      std::uint64_t local = 0;
+      for (std::uint64_t i = c * p.chunk + ctx.local_id(); i < (c + 1) * p.chunk;
+           i += ctx.local_size())
+        local += f(i);
+      atomic_ref<std::uint64_t>(*p.sum).fetch_add(local, memory_order::relaxed);
+    }
+    COOP_END(ctx);
+  }
+};
+
+TEST(CudaRuntime, CublasGemmTaskWhileCooperativeKernelRuns) {
+  auto rt = test::make_runtime(0);
+  const int m = 1024;
+  std::vector<float> a(m * m), b(m * m), c(m * m);
+  for (int i = 0; i < m * m; ++i) {
+    a[i] = float((i * 7) % 13) - 6;
+    b[i] = float((i * 5) % 11) - 5;
+  }
+  float *da, *db, *dc;
+  ASSERT_EQ(cudaMalloc(&da, sizeof(float) * m * m), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&db, sizeof(float) * m * m), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dc, sizeof(float) * m * m), cudaSuccess);
+  cudaMemcpy(da, a.data(), sizeof(float) * m * m, cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b.data(), sizeof(float) * m * m, cudaMemcpyHostToDevice);
+  cublasHandle_t h;
+  ASSERT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+  const float one = 1, zero = 0;
+  auto gemm = [&](cudaStream_t s) {
+    cublasSetStream(h, s);
+    ASSERT_EQ(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, db, m, da, m, &zero, dc, m),
+              CUBLAS_STATUS_SUCCESS);
+  };
+  // Warm-up on the task stream: cuBLAS loads its kernels now, not while the persistent kernel
+  // holds the GPU (lazy loading would wait for it).
+  rt->run_fraction(1.0, [&](Task& t) { gemm(t.stream()); });
+  cudaMemset(dc, 0, sizeof(float) * m * m);
+
+  // The kernel's counters live in device memory: managed pages hammered by device atomics
+  // while the host touches them can stall (page migration thrashing), and the host only needs
+  // to write one flag (by copy) and read the results at the end.
+  std::uint64_t* counters = nullptr;  // next, sum
+  std::uint32_t* stop = nullptr;
+  ASSERT_EQ(cudaMalloc(&counters, 2 * sizeof(std::uint64_t)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&stop, sizeof(std::uint32_t)), cudaSuccess);
+  cudaMemset(counters, 0, 2 * sizeof(std::uint64_t));
+  cudaMemset(stop, 0, sizeof(std::uint32_t));
+  const std::uint64_t chunk = 256, limit = 400'000;
+  auto job = rt->launch<ChunkSum>({.max_groups = 0, .threads = 256},
+                                  {counters, counters + 1, stop, chunk, limit});
+  // A library kernel's blocks may need a whole SM: the task asks for the whole device (every
+  // workgroup but workgroup 0 leaves).
+  for (int i = 0; i < 5; ++i) {
+    TaskRecord r = rt->run_fraction(
+        1.0, [&](Task& t) { gemm(t.stream()); }, /*priority=*/1);
+    EXPECT_GT(r.run_ms(), 0.0);
+    EXPECT_FALSE(job.done());
+  }
+  const std::uint32_t one_flag = 1;
+  cudaStream_t side;
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  cudaMemcpyAsync(stop, &one_flag, sizeof one_flag, cudaMemcpyHostToDevice, side);
+  cudaStreamSynchronize(side);
+  cudaStreamDestroy(side);
+  job.wait();
+  EXPECT_GT(job.stats().kills, 0u);
+  EXPECT_GT(job.stats().forked_groups, 0u);
+  std::uint64_t got[2];
+  cudaMemcpy(got, counters, sizeof got, cudaMemcpyDeviceToHost);
+  std::uint64_t expect = 0;
+  for (std::uint64_t i = 0; i < std::min(got[0], limit) * chunk; ++i) expect += ChunkSum::f(i);
+  EXPECT_EQ(got[1], expect) << "the cooperative kernel's sum over " << got[0] << " chunks is wrong";
+  cudaFree(counters);
+  cudaFree(stop);
+  cudaMemcpy(c.data(), dc, sizeof(float) * m * m, cudaMemcpyDeviceToHost);
+  for (int i = 0; i < m; i += 37)
+    for (int j = 0; j < m; j += 11) {
+      float s = 0;
+      for (int k = 0; k < m; ++k) s += a[i * m + k] * b[k * m + j];
+      ASSERT_EQ(c[i * m + j], s) << "C[" << i << "," << j << "]";
+    }
+  cublasDestroy(h);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+}
+// A global barrier that one workgroup never reaches is reported, not hung on.
+struct SkipsBarrier {
+  struct Params {
+    int unused;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params&, Empty&) const {
+    if (ctx.group_id() == 1) return;
+    ctx.global_barrier();
+  }
+};
+
+TEST(CudaRuntime, UnreachableBarrierIsReported) {
+  auto rt = test::make_runtime(0);
+  auto job =
+      rt->launch<SkipsBarrier>({.max_groups = 8, .threads = 64, .policy = Policy::fixed()}, {0});
+  try {
+    job.wait();
+    FAIL() << "expected a misuse_error";
+  } catch (const misuse_error& e) {
+    EXPECT_NE(std::string(e.what()).find("can never complete"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaRuntime, RejectsLaunchesThatCannotBeCoResident) {
+  auto rt = test::make_runtime(0);
+  Shared<std::uint32_t> stop(1);
+  try {
+    rt->launch<Spinner>({.max_groups = 65535, .threads = 1024}, {stop.get()});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("co-resident"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .threads = 2048}, {stop.get()}),
+               std::invalid_argument);
+  EXPECT_THROW(rt->run(0, [](Task&) {}), std::invalid_argument);
+}
