@@ -151,7 +151,7 @@ struct OfferLoop {
     std::uint32_t iterations, work;
     std::uint64_t* ns;
     float* sink;
-    bool offer;
+    int mode;  // 0: work only, 1: + offer_kill, 2: + a workgroup barrier
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
@@ -160,7 +160,8 @@ struct OfferLoop {
     float x = float(ctx.local_id());
     for (std::uint32_t i = 0; i < p.iterations; ++i) {
       x = work(x, p.work);
-      if (p.offer) COOP_OFFER_KILL(ctx);
+      if (p.mode == 1) COOP_OFFER_KILL(ctx);
+      if (p.mode == 2) ctx.barrier();
     }
     if (x == 12345.f) p.sink[0] = x;
     ctx.global_barrier();
@@ -176,26 +177,30 @@ json bench_offer(Runtime& rt, int reps) {
   // Calibrate `work` so that one iteration takes about 10 us.
   std::uint32_t w = 2000;
   for (int pass = 0; pass < 4; ++pass) {
-    auto job = rt.launch<OfferLoop>({.threads = 256}, {200, w, ns.data(), sink.data(), false});
+    auto job = rt.launch<OfferLoop>({.threads = 256}, {200, w, ns.data(), sink.data(), 0});
     job.wait();
     double it_us = double(ns[1] - ns[0]) / 200 / 1e3;
     w = std::uint32_t(double(w) * 10.0 / it_us);
   }
-  std::vector<double> base, with;
+  std::vector<double> us[3];
   for (int rep = 0; rep < reps; ++rep)
-    for (bool offer : {false, true}) {
+    for (int mode : {0, 1, 2}) {
       auto job =
-          rt.launch<OfferLoop>({.threads = 256}, {iterations, w, ns.data(), sink.data(), offer});
+          rt.launch<OfferLoop>({.threads = 256}, {iterations, w, ns.data(), sink.data(), mode});
       job.wait();
-      (offer ? with : base).push_back(double(ns[1] - ns[0]) / iterations / 1e3);
+      us[mode].push_back(double(ns[1] - ns[0]) / iterations / 1e3);
     }
-  Stat b = stat(base), o = stat(with);
+  Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]);
   double overhead = (o.median - b.median) / b.median * 100;
-  std::printf("offer_kill (idle) in a %.2f us loop: %.3f us/iteration with it (+%.2f%%, %.3f us)\n",
-              b.median, o.median, overhead, o.median - b.median);
+  double bar_overhead = (bar.median - b.median) / b.median * 100;
+  std::printf("offer_kill (idle) in a %.2f us loop: %.3f us/iteration with it (+%.2f%%, %.3f us);"
+              " one bare workgroup barrier instead: +%.2f%%\n",
+              b.median, o.median, overhead, o.median - b.median, bar_overhead);
   return {{"iteration_us", to_json(b)},
           {"iteration_with_offer_us", to_json(o)},
+          {"iteration_with_workgroup_barrier_us", to_json(bar)},
           {"overhead_percent", overhead},
+          {"workgroup_barrier_overhead_percent", bar_overhead},
           {"offer_cost_us", o.median - b.median},
           {"work_per_iteration", w}};
 }

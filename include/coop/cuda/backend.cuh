@@ -217,23 +217,27 @@ class Ctx {
 
   __device__ void barrier(int = 0) { __syncthreads(); }
   // offer_kill and request_fork with nothing to do are the hot path. Every thread keeps the
-  // membership word and the target as loaded at its previous call: the loads issued now are
-  // waited for only at the next call, so their latency hides behind the kernel's own work. One
-  // barrier votes on whether thread 0 must run the protocol (which reads fresh values). A
-  // request is therefore seen at most one interval late, which the model allows: offer_kill may
-  // always decline.
+  // membership word and the target as loaded at its previous call, and one barrier votes on
+  // whether thread 0 must run the protocol (which reads fresh values). The next loads are
+  // issued after the vote (a barrier waits for outstanding loads), so their latency hides
+  // behind the kernel's own work. A request is seen at most one interval late, which the model
+  // allows: offer_kill may always decline.
   __device__ bool offer_kill(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return false;
-    bool maybe = (a_.flags & coop::detail::flag_adversarial) || seen_target_ < seen_active_;
-    prefetch();
-    if (!__syncthreads_or(maybe)) return false;
+    bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
+                 seen_target_ < coop::detail::active_of(seen_word_);
+    bool any = __syncthreads_or(maybe);
+    prefetch();  // after the barrier, which would otherwise wait for these loads
+    if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
   }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return 0;
-    bool maybe = (a_.flags & coop::detail::flag_adversarial) || seen_target_ > seen_active_;
+    bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
+                 seen_target_ > coop::detail::active_of(seen_word_);
+    bool any = __syncthreads_or(maybe);
     prefetch();
-    if (!__syncthreads_or(maybe)) return 0;
+    if (!any) return 0;
     return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
   }
   __device__ void global_barrier(int site = 0) {
@@ -276,8 +280,9 @@ class Ctx {
   __device__ std::uint32_t target() const {
     return dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
   }
+  // The raw words are kept: any arithmetic on a loaded value here would wait for the load.
   __device__ void prefetch() {
-    seen_active_ = active();
+    seen_word_ = dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed);
     seen_target_ = target();
   }
   // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
@@ -305,7 +310,8 @@ class Ctx {
   BlockState<K>& bs_;
   std::uint32_t id_;
   Env<K>& env_;
-  std::uint32_t seen_active_ = 0, seen_target_ = 0;
+  std::uint64_t seen_word_ = 0;
+  std::uint32_t seen_target_ = 0;
 };
 
 /// Every block of every grid of a job of kernel K runs this.
