@@ -35,6 +35,23 @@ inline std::uint64_t seeds() {
   return kOnGpu ? 200 : 1000;
 }
 
+/// Runs until told to stop, offering kills and requesting forks every iteration.
+struct Spinner {
+  struct Params {
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      COOP_OFFER_KILL(ctx);
+      COOP_REQUEST_FORK(ctx);
+      ctx.pause();
+    }
+    COOP_END(ctx);
+  }
+};
+
 /// splitmix-style hash for test values.
 COOP_HD constexpr std::uint64_t hash3(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   std::uint64_t x = a * 0x9e3779b97f4a7c15ull ^

@@ -10,25 +10,7 @@
 #include "examples/task_queue.hpp"
 
 using namespace coop;
-
-namespace {
-// Runs until told to stop, offering kills and requesting forks every iteration.
-struct Spinner {
-  struct Params {
-    std::uint32_t* stop;
-  };
-  template <class Ctx>
-  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    COOP_BEGIN(ctx);
-    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
-      COOP_OFFER_KILL(ctx);
-      COOP_REQUEST_FORK(ctx);
-      ctx.pause();
-    }
-    COOP_END(ctx);
-  }
-};
-}  // namespace
+using coop::test::Spinner;
 
 TEST(Scheduler, TaskGathersThenJobRegrows) {
   auto rt = test::make_runtime(8);

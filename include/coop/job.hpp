@@ -1,9 +1,14 @@
 // The handle on a launched cooperative kernel, the same for every backend.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
 
+#include "coop/policy.hpp"
 #include "coop/protocol.hpp"
 #include "coop/stats.hpp"
 
@@ -22,6 +27,41 @@ class JobImpl {
   virtual void set_cap(std::uint32_t cap) = 0;
   virtual bool suspend() = 0;
   virtual std::uint32_t resume(std::uint32_t m) = 0;
+};
+
+/// Sets up a new job's channel (N, seed, the protocol flags the launch asks for).
+inline void init_channel(Channel& ch, const LaunchConfig& cfg, const KernelTraits& traits,
+                         std::uint32_t n) {
+  ch.max_groups = n;
+  ch.seed = cfg.policy.seed;
+  std::uint32_t f = 0;
+  if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
+  if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
+  if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
+  if (traits.kill_any_order) f |= flag_any_order;
+  if (traits.allow_kill_zero) f |= flag_kill_zero;
+  ch.flags = f;
+}
+
+/// Host-side bookkeeping every backend's job shares: finished / suspended state, the first
+/// error, statistics and the M timeline, under one mutex.
+class JobLifecycle {
+ protected:
+  /// A (re)start with M0 workgroups (the first one also sets the initial statistics).
+  void record_start(std::uint32_t m0, double now_ms);
+  void record_membership(std::uint32_t m, double now_ms);
+  /// Job::suspend: `request` asks the kernel to suspend; blocks until it did or finished.
+  bool suspend_with(const std::function<void()>& request);
+  /// Throws std::logic_error unless the job is suspended (resume's precondition).
+  void require_suspended() const;
+  /// Keeps the first error.
+  void set_error(const std::string& what);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool finished_ = false, suspended_ = false;
+  std::string error_;
+  JobStats stats_;
 };
 }  // namespace detail
 

@@ -124,17 +124,7 @@ JobCore::JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const Kernel
       channel_(std::make_unique<detail::Channel>()),
       wait_(std::make_unique<WaitState[]>(n)),
       incarnation_(std::make_unique<std::atomic<std::uint64_t>[]>(n)) {
-  using namespace detail;
-  Channel& ch = *channel_;
-  ch.max_groups = n;
-  ch.seed = cfg.policy.seed;
-  std::uint32_t f = 0;
-  if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
-  if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
-  if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
-  if (traits.kill_any_order) f |= flag_any_order;
-  if (traits.allow_kill_zero) f |= flag_kill_zero;
-  ch.flags = f;
+  detail::init_channel(*channel_, cfg, traits, n);
   stats_.max_groups = n;
 }
 
@@ -162,13 +152,7 @@ void JobCore::set_target(std::uint32_t target) {
 
 void JobCore::start(std::uint32_t m0) {
   detail::reset_channel(*channel_, m0);
-  std::lock_guard lock(mu_);
-  double now = sched_.now_ms();
-  if (stats_.timeline.empty()) {
-    stats_.initial_groups = m0;
-    stats_.start_ms = now;
-  }
-  stats_.timeline.push_back({now, m0});
+  record_start(m0, sched_.now_ms());
 }
 
 void JobCore::start_thread(std::uint32_t id, std::function<void()> body) {
@@ -215,32 +199,19 @@ void JobCore::group_exit(std::uint32_t id, bool finished_normally) {
 }
 
 void JobCore::record_membership(std::uint32_t after) {
-  {
-    std::lock_guard lock(mu_);
-    stats_.timeline.push_back({sched_.now_ms(), after});
-  }
+  JobLifecycle::record_membership(after, sched_.now_ms());
   sched_.membership_changed(this);
 }
 
 bool JobCore::suspend() {
-  std::unique_lock lock(mu_);
-  if (finished_) return false;
-  if (suspended_) return true;
-  detail::atomic<std::uint32_t>(channel_->suspend).store(1);
-  cv_.wait(lock, [&] { return finished_ || suspended_; });
-  if (!error_.empty()) throw misuse_error(error_);
-  return suspended_;
+  return suspend_with([&] { detail::atomic<std::uint32_t>(channel_->suspend).store(1); });
 }
 
 std::uint32_t JobCore::resume(std::uint32_t m) {
-  {
-    std::lock_guard lock(mu_);
-    if (!suspended_) throw std::logic_error("resume() needs a suspended job");
-  }
+  require_suspended();
   std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
   {
     std::lock_guard lock(mu_);
-    suspended_ = false;
     reap_locked();
   }
   start(m0);
@@ -249,10 +220,7 @@ std::uint32_t JobCore::resume(std::uint32_t m) {
 }
 
 void JobCore::fail(const std::string& what) {
-  {
-    std::lock_guard lock(mu_);
-    if (error_.empty()) error_ = what;
-  }
+  set_error(what);
   aborted_.store(true);
   detail::atomic<std::uint32_t>(channel_->abort).store(1);
 }

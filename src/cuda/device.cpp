@@ -1,8 +1,30 @@
-#include <cuda_runtime_api.h>
-
 #include "coop/cuda/device.hpp"
 
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+
 namespace coop::cuda {
+
+DeviceInfo describe(int device) {
+  cudaDeviceProp p{};
+  cudaError_t rc = cudaGetDeviceProperties(&p, device);
+  if (rc != cudaSuccess)
+    throw std::runtime_error("reading the properties of CUDA device " + std::to_string(device) +
+                             ": " + cudaGetErrorString(rc));
+  DeviceInfo d;
+  d.index = device;
+  d.name = p.name;
+  d.major = p.major;
+  d.minor = p.minor;
+  d.multiprocessors = p.multiProcessorCount;
+  d.memory_bytes = p.totalGlobalMem;
+  int timeout = 0;
+  cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, device);
+  d.exec_timeout = timeout != 0;
+  d.max_threads_per_mp = p.maxThreadsPerMultiProcessor;
+  return d;
+}
 
 std::vector<DeviceInfo> devices(std::string* error) {
   std::vector<DeviceInfo> out;
@@ -14,20 +36,11 @@ std::vector<DeviceInfo> devices(std::string* error) {
     return out;
   }
   for (int i = 0; i < count; ++i) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
-    DeviceInfo d;
-    d.index = i;
-    d.name = p.name;
-    d.major = p.major;
-    d.minor = p.minor;
-    d.multiprocessors = p.multiProcessorCount;
-    d.memory_bytes = p.totalGlobalMem;
-    int timeout = 0;
-    cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, i);
-    d.exec_timeout = timeout != 0;
-    d.max_threads_per_mp = p.maxThreadsPerMultiProcessor;
-    out.push_back(d);
+    try {
+      out.push_back(describe(i));
+    } catch (const std::runtime_error&) {
+      // a device that cannot be read is not offered
+    }
   }
   return out;
 }

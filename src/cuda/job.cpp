@@ -48,15 +48,7 @@ std::uint32_t checked_groups(const DeviceService& dev, const LaunchConfig& cfg, 
 
 DeviceService::DeviceService(int device) {
   check(cudaSetDevice(device), "selecting the device");
-  cudaDeviceProp p{};
-  check(cudaGetDeviceProperties(&p, device), "reading device properties");
-  info_.index = device;
-  info_.name = p.name;
-  info_.major = p.major;
-  info_.minor = p.minor;
-  info_.multiprocessors = p.multiProcessorCount;
-  info_.memory_bytes = p.totalGlobalMem;
-  info_.max_threads_per_mp = p.maxThreadsPerMultiProcessor;
+  info_ = describe(device);
   int least = 0, greatest = 0;
   check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
   cudaStream_t s = nullptr;
@@ -130,18 +122,9 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
       // Unconsumed spawn records are bounded by N (each holds a workgroup that has not started);
       // kill reports are not, so the ring wraps and a block waits for space only then.
       ring_slots_(2 * n + 256) {
-  using namespace coop::detail;
   DeviceState host{};
-  host.channel.max_groups = n;
-  host.channel.seed = cfg.policy.seed;
-  std::uint32_t f = 0;
-  if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
-  if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
-  if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
-  if (traits.kill_any_order) f |= flag_any_order;
-  if (traits.allow_kill_zero) f |= flag_kill_zero;
-  host.channel.flags = f;
-  flags_ = f;
+  coop::detail::init_channel(host.channel, cfg, traits, n);
+  flags_ = host.channel.flags;
   const std::size_t state_bytes = sizeof(DeviceState) + sizeof(std::uint32_t) * n;
   check(cudaMalloc(reinterpret_cast<void**>(&state_), state_bytes), "allocating job state");
   check(cudaMemset(state_, 0, state_bytes), "clearing job state");
@@ -221,18 +204,9 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   check(cudaMemcpyAsync(state_, &host, sizeof(host), cudaMemcpyHostToDevice, ctl),
         "writing job state");
   check(cudaStreamSynchronize(ctl), "writing job state");
-  {
-    std::lock_guard lock(mu_);
-    double now = sched_.now_ms();
-    if (stats_.timeline.empty()) {
-      stats_.initial_groups = m0;
-      stats_.start_ms = now;
-    }
-    stats_.timeline.push_back({now, m0});
-    reported_.store(m0);
-    running_ = true;
-    finished_ = suspended_ = false;
-  }
+  reported_.store(m0);
+  running_ = true;
+  record_start(m0, sched_.now_ms());
   check(launch_grid(0, m0, site, transmit, idle_stream(), true),
         "launching the cooperative kernel (cudaLaunchCooperativeKernel)");
 }
@@ -273,10 +247,7 @@ bool JobCore::service() {
     if (h.delta != 0) {
       std::uint32_t m = std::uint32_t(std::int64_t(reported_.load()) + h.delta);
       reported_.store(m);
-      {
-        std::lock_guard lock(mu_);
-        stats_.timeline.push_back({sched_.now_ms(), m});
-      }
+      record_membership(m, sched_.now_ms());
       sched_.membership_changed(this);
     }
   }
@@ -348,10 +319,7 @@ void JobCore::finish(bool suspended) {
 }
 
 void JobCore::fail(const std::string& what) {
-  {
-    std::lock_guard lock(mu_);
-    if (error_.empty()) error_ = what;
-  }
+  set_error(what);
   write_control(&state_->channel.abort, 1);
 }
 
@@ -388,20 +356,11 @@ JobStats JobCore::stats() const {
 }
 
 bool JobCore::suspend() {
-  std::unique_lock lock(mu_);
-  if (finished_) return false;
-  if (suspended_) return true;
-  write_control(&state_->channel.suspend, 1);
-  cv_.wait(lock, [&] { return finished_ || suspended_; });
-  if (!error_.empty()) throw misuse_error(error_);
-  return suspended_;
+  return suspend_with([&] { write_control(&state_->channel.suspend, 1); });
 }
 
 std::uint32_t JobCore::resume(std::uint32_t m) {
-  {
-    std::lock_guard lock(mu_);
-    if (!suspended_) throw std::logic_error("resume() needs a suspended job");
-  }
+  require_suspended();
   std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
   start(m0, resume_site_, resume_transmit_.empty() ? nullptr : resume_transmit_.data());
   dev_.add(shared_from_this());

@@ -16,23 +16,9 @@
 #include "examples/task_queue.hpp"
 
 using namespace coop;
+using coop::test::Spinner;
 
 namespace {
-
-struct Spinner {
-  struct Params {
-    std::uint32_t* stop;
-  };
-  template <class Ctx>
-  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    COOP_BEGIN(ctx);
-    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
-      COOP_OFFER_KILL(ctx);
-      COOP_REQUEST_FORK(ctx);
-    }
-    COOP_END(ctx);
-  }
-};
 
 __global__ void fill(float* out, std::uint32_t n, float v) {
   for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)

@@ -63,7 +63,7 @@ class WorkgroupBase {
 };
 
 /// Job state shared by the CPU backend's template code; the scheduler's view of the job.
-class JobCore : public detail::JobControl, public detail::JobImpl {
+class JobCore : public detail::JobControl, public detail::JobImpl, protected detail::JobLifecycle {
  public:
   JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const KernelTraits& traits,
           std::uint32_t n, const Options& opts);
@@ -122,15 +122,9 @@ class JobCore : public detail::JobControl, public detail::JobImpl {
   std::unique_ptr<detail::Channel> channel_;
   std::atomic<bool> aborted_{false};
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
   std::uint32_t live_ = 0;
-  bool finished_ = false;
-  bool suspended_ = false;
-  std::string error_;
   std::vector<std::thread> threads_;
   std::vector<std::thread::id> exited_threads_;
-  JobStats stats_;
   struct WaitState {
     std::atomic<int> kind{-1};
     std::atomic<int> site{0};

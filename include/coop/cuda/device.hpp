@@ -17,6 +17,9 @@ struct DeviceInfo {
   int max_threads_per_mp = 0;
 };
 
+/// One device's description; throws std::runtime_error when it cannot be read.
+DeviceInfo describe(int device);
+
 /// Every CUDA device; empty when there is none. `error` receives why (no driver, no device).
 std::vector<DeviceInfo> devices(std::string* error = nullptr);
 

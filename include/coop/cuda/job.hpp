@@ -71,6 +71,7 @@ class DeviceService {
 /// A cooperative kernel running on a CUDA device (the kernel-independent part).
 class JobCore : public coop::detail::JobControl,
                 public coop::detail::JobImpl,
+                protected coop::detail::JobLifecycle,
                 public std::enable_shared_from_this<JobCore> {
  public:
   JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const LaunchConfig& cfg,
@@ -137,11 +138,7 @@ class JobCore : public coop::detail::JobControl,
 
   std::atomic<std::uint32_t> reported_{0};
   std::atomic<std::uint32_t> target_{0};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool running_ = false, finished_ = false, suspended_ = false;
-  std::string error_;
-  JobStats stats_;
+  bool running_ = false;  ///< service thread only
   int resume_site_ = 0;
   std::vector<unsigned char> resume_transmit_;
 };
