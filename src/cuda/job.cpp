@@ -200,7 +200,6 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   host.channel.target = target_.load();
   host.channel.abort = 0;
   host.outstanding = m0;
-  host.running = 0;
   check(cudaMemcpyAsync(state_, &host, sizeof(host), cudaMemcpyHostToDevice, ctl),
         "writing job state");
   check(cudaStreamSynchronize(ctl), "writing job state");
@@ -283,7 +282,6 @@ std::string JobCore::describe_error() const {
              std::to_string(e.b) +
              ", which the kernel's COOP_BEGIN switch does not contain (is the resume point "
              "inside a nested switch statement?)";
-    case ErrorCode::ring_timeout:
     case ErrorCode::none:
       break;
   }

@@ -52,12 +52,6 @@ struct BlockState {
   shared_t<K> shared;
 };
 
-__device__ inline std::uint64_t globaltimer() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 __device__ inline void store_system(std::uint32_t* p, std::uint32_t v) {
   ::cuda::atomic_ref<std::uint32_t, ::cuda::thread_scope_system>(*p).store(
       v, ::cuda::std::memory_order_release);
@@ -73,7 +67,7 @@ __device__ void post_event(const LaunchArgs<K>& a, EventKind kind, std::uint32_t
     // After a wrap: wait until the host has consumed the record this one replaces (rare; the
     // only read of host memory a block ever makes).
     volatile std::uint32_t* consumed = &a.mailbox->consumed;
-    for (unsigned spins = 0; idx - *consumed >= a.ring_slots; ++spins) __nanosleep(1000);
+    while (idx - *consumed >= a.ring_slots) __nanosleep(1000);
   }
   unsigned char* slot = reinterpret_cast<unsigned char*>(a.mailbox) + ring_offset() +
                         std::uint64_t(idx % a.ring_slots) * a.stride;
@@ -83,7 +77,6 @@ __device__ void post_event(const LaunchArgs<K>& a, EventKind kind, std::uint32_t
   h->count = count;
   h->site = site;
   h->delta = delta;
-  h->device_ns = globaltimer();
   if (payload && sizeof(transmit_t<K>) > 0 && !std::is_empty_v<transmit_t<K>>) {
     const unsigned char* src = reinterpret_cast<const unsigned char*>(payload);
     volatile unsigned char* dst = slot + sizeof(EventHeader);
@@ -114,7 +107,6 @@ __device__ void report_error(const LaunchArgs<K>& a, ErrorCode code, std::int64_
 template <class K>
 __device__ void block_exit(const LaunchArgs<K>& a, bool finished_normally) {
   if (finished_normally) dev_atomic<std::uint32_t>(a.state->channel.finished).fetch_add(1);
-  dev_atomic<std::uint32_t>(a.state->running).fetch_sub(1, order::relaxed);
   if (dev_atomic<std::uint32_t>(a.state->outstanding).fetch_sub(1) == 1) {
     // The last workgroup of the job: nothing can spawn any more.
     std::uint32_t suspended = dev_atomic<std::uint32_t>(a.state->channel.suspended).load();
@@ -322,7 +314,6 @@ __global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
   const std::uint32_t id = a.first + blockIdx.x;
   // Shared state starts zeroed, as on the CPU backend.
   for (std::uint32_t i = threadIdx.x; i < sizeof(BlockState<K>); i += blockDim.x) raw[i] = 0;
-  if (threadIdx.x == 0) dev_atomic<std::uint32_t>(a.state->running).fetch_add(1, order::relaxed);
   __syncthreads();
   transmit_t<K> t = a.transmit;
   Env<K> env(a, bs, id, &t);

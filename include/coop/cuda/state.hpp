@@ -24,7 +24,6 @@ struct DeviceState {
   alignas(128) std::uint32_t outstanding = 0;
   std::uint32_t next_event = 0;  ///< next ring index
   std::uint32_t error_claimed = 0;
-  std::uint32_t running = 0;  ///< blocks executing now (benchmarks, diagnostics)
 };
 
 enum class EventKind : std::uint32_t {
@@ -42,7 +41,7 @@ struct alignas(16) EventHeader {
   std::uint32_t count;
   std::int32_t site;
   std::int32_t delta;
-  std::uint64_t device_ns;  ///< %globaltimer when the event was sent
+  std::uint32_t pad[2];
 };
 
 enum class ErrorCode : std::uint32_t {
@@ -50,7 +49,6 @@ enum class ErrorCode : std::uint32_t {
   barrier_unreachable = 1,   ///< a = site, b = arrived, c = active, d = finished
   invariant = 2,             ///< a = which
   unknown_resume_point = 3,  ///< a = group, b = resume point
-  ring_timeout = 4,          ///< the host stopped consuming events
 };
 
 struct ErrorRecord {
