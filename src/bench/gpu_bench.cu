@@ -4,6 +4,7 @@
 // Every figure is a median over repetitions with its spread; ratios are against the baseline
 // measured in the same run.
 #include <cooperative_groups.h>
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -357,6 +358,69 @@ json bench_task_latency(Runtime& rt, int reps) {
           {"speedup", p.median / c.median}};
 }
 
+// ---------------------------------------------------------------- host -> device control path
+
+// One thread echoes every value it sees in device memory back to mapped host memory.
+__global__ void echo(volatile std::uint32_t* word, std::uint32_t* host_echo, std::uint32_t rounds) {
+  for (std::uint32_t r = 1; r <= rounds; ++r) {
+    while (*word != r) {
+    }
+    ::cuda::atomic_ref<std::uint32_t, ::cuda::thread_scope_system>(*host_echo)
+        .store(r, ::cuda::std::memory_order_release);
+  }
+}
+
+using WriteValue32 = int (*)(cudaStream_t, unsigned long long, unsigned, unsigned);
+
+json bench_control(int reps) {
+  const std::uint32_t rounds = std::uint32_t(std::max(reps, 10) * 10);
+  std::uint32_t *word = nullptr, *echo_h = nullptr, *staging = nullptr;
+  CK(cudaMalloc(&word, sizeof(std::uint32_t)));
+  CK(cudaMemset(word, 0, sizeof(std::uint32_t)));
+  CK(cudaHostAlloc(&echo_h, sizeof(std::uint32_t), cudaHostAllocMapped));
+  CK(cudaHostAlloc(&staging, sizeof(std::uint32_t), cudaHostAllocDefault));
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CK(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &q));
+  auto write_value = reinterpret_cast<WriteValue32>(fn);
+  cudaStream_t side, ctl;
+  CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking));
+  json out;
+  for (int method : {0, 1}) {
+    CK(cudaMemset(word, 0, sizeof(std::uint32_t)));
+    CK(cudaDeviceSynchronize());
+    *echo_h = 0;
+    echo<<<1, 1, 0, side>>>(word, echo_h, rounds);
+    std::vector<double> rtt;
+    for (std::uint32_t r = 1; r <= rounds; ++r) {
+      auto t0 = clk::now();
+      if (method == 0) {
+        *staging = r;
+        CK(cudaMemcpyAsync(word, staging, sizeof r, cudaMemcpyHostToDevice, ctl));
+      } else if (write_value(ctl, reinterpret_cast<unsigned long long>(word), r, 0) != 0) {
+        std::fprintf(stderr, "cuStreamWriteValue32 failed\n");
+        std::exit(2);
+      }
+      while (__atomic_load_n(echo_h, __ATOMIC_ACQUIRE) != r) {
+      }
+      rtt.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+    }
+    CK(cudaStreamSynchronize(side));
+    Stat st = stat(rtt);
+    std::printf("control write -> device sees it -> host sees the echo, %s: median %.1f us (p99 "
+                "%.1f)\n",
+                method == 0 ? "cudaMemcpyAsync" : "cuStreamWriteValue32", st.median, st.p99);
+    out[method == 0 ? "memcpy_async_rtt_us" : "stream_write_value_rtt_us"] = to_json(st);
+  }
+  CK(cudaStreamDestroy(side));
+  CK(cudaStreamDestroy(ctl));
+  CK(cudaFree(word));
+  CK(cudaFreeHost(echo_h));
+  CK(cudaFreeHost(staging));
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,7 +436,7 @@ int main(int argc, char** argv) {
       only = argv[++i];
     else {
       std::fprintf(stderr,
-                   "usage: %s [--json FILE] [--reps N] [--only barrier|offer|gather|task]\n",
+                   "usage: %s [--json FILE] [--reps N] [--only barrier|offer|gather|task|control]\n",
                    argv[0]);
       return 2;
     }
@@ -402,6 +466,7 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "offer") j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
   if (only.empty() || only == "gather") j["gather"] = bench_gather(rt, reps);
   if (only.empty() || only == "task") j["task_latency"] = bench_task_latency(rt, reps);
+  if (only.empty() || only == "control") j["control_path"] = bench_control(reps);
   if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
   return 0;
 }
