@@ -64,15 +64,6 @@ class atomic {
   atomic_ref_impl<T> ref_;
 };
 
-/// A full fence at device scope (host: sequentially consistent fence).
-COOP_HD inline void fence() {
-#if COOP_CUDA_COMPILER
-  ::cuda::atomic_thread_fence(::cuda::std::memory_order_seq_cst, ::cuda::thread_scope_device);
-#else
-  ::std::atomic_thread_fence(::std::memory_order_seq_cst);
-#endif
-}
-
 /// An acquire fence at device scope: orders the relaxed loads before it with everything after.
 COOP_HD inline void fence_acquire() {
 #if COOP_CUDA_COMPILER

@@ -63,7 +63,6 @@ class Scheduler {
   TaskRecord run_task(std::uint32_t units, std::uint32_t groups, int priority,
                       const std::function<void()>& work);
   std::vector<TaskRecord> task_records() const;
-  std::uint32_t free_units() const;
   /// The most units a task can gather now: all but workgroup 0 of each running job (and all of
   /// a job that holds its N).
   std::uint32_t gatherable_units() const;

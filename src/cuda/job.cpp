@@ -321,8 +321,6 @@ void JobCore::fail(const std::string& what) {
   write_control(&state_->channel.abort, 1);
 }
 
-void JobCore::abort(const std::string& why) { fail(why); }
-
 void JobCore::wait() {
   std::unique_lock lock(mu_);
   if (suspended_) throw std::logic_error("wait() on a suspended job: resume it first");

@@ -34,11 +34,6 @@ std::int64_t Scheduler::free_locked() const {
   return std::int64_t(capacity_) - used;
 }
 
-std::uint32_t Scheduler::free_units() const {
-  std::lock_guard lock(mu_);
-  return std::uint32_t(std::max<std::int64_t>(0, free_locked()));
-}
-
 std::uint32_t Scheduler::reference_cost() const {
   std::lock_guard lock(mu_);
   const JobEntry* low = nullptr;

@@ -170,7 +170,7 @@ class Env {
     abort_block(a_, bs_);
   }
   __device__ void invariant_failed(const char*) {
-    report_error(a_, ErrorCode::invariant, inv_fork_beyond_n);
+    report_error(a_, ErrorCode::invariant, 0);
     abort_block(a_, bs_);
   }
 

@@ -96,8 +96,6 @@ class JobCore : public coop::detail::JobControl,
   /// Service thread: handles the events that are ready; returns false once the job is over
   /// (finished or suspended) and needs no more polling.
   bool service();
-  /// Asks every workgroup to stop at its next protocol step (runtime shutdown).
-  void abort(const std::string& why);
 
   std::uint32_t cost() const { return cost_; }
   std::uint32_t threads() const { return cfg_.threads; }

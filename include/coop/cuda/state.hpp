@@ -47,7 +47,7 @@ struct alignas(16) EventHeader {
 enum class ErrorCode : std::uint32_t {
   none = 0,
   barrier_unreachable = 1,   ///< a = site, b = arrived, c = active, d = finished
-  invariant = 2,             ///< a = which
+  invariant = 2,             ///< a fork beyond N (the only invariant checked on the device)
   unknown_resume_point = 3,  ///< a = group, b = resume point
 };
 
@@ -70,8 +70,5 @@ COOP_HD constexpr std::uint32_t event_stride(std::uint32_t transmit_bytes) {
 COOP_HD constexpr std::uint32_t ring_offset() {
   return (std::uint32_t(sizeof(Mailbox)) + 127u) & ~127u;
 }
-
-/// Where protocol invariant failures are numbered for the host's message.
-enum InvariantId : std::int64_t { inv_fork_beyond_n = 1, inv_other = 2 };
 
 }  // namespace coop::cuda::detail
