@@ -55,9 +55,36 @@ class atomic {
   COOP_HD T fetch_sub(T v, order o = order::acq_rel) { return ref_.fetch_sub(v, to_std(o)); }
   COOP_HD T fetch_or(T v, order o = order::acq_rel) { return ref_.fetch_or(v, to_std(o)); }
   COOP_HD T fetch_and(T v, order o = order::acq_rel) { return ref_.fetch_and(v, to_std(o)); }
+  /// Atomic minimum / maximum; returns the previous value.
+  COOP_HD T fetch_min(T v, order o = order::acq_rel) {
+#if COOP_CUDA_COMPILER
+    return ref_.fetch_min(v, to_std(o));
+#else
+    T cur = ref_.load(atomic_ns::memory_order_relaxed);
+    while (v < cur &&
+           !ref_.compare_exchange_weak(cur, v, to_std(o), atomic_ns::memory_order_relaxed)) {
+    }
+    return cur;
+#endif
+  }
+  COOP_HD T fetch_max(T v, order o = order::acq_rel) {
+#if COOP_CUDA_COMPILER
+    return ref_.fetch_max(v, to_std(o));
+#else
+    T cur = ref_.load(atomic_ns::memory_order_relaxed);
+    while (cur < v &&
+           !ref_.compare_exchange_weak(cur, v, to_std(o), atomic_ns::memory_order_relaxed)) {
+    }
+    return cur;
+#endif
+  }
+  COOP_HD T exchange(T v, order o = order::acq_rel) { return ref_.exchange(v, to_std(o)); }
   /// Strong CAS; on failure `expected` receives the current value.
   COOP_HD bool cas(T& expected, T desired, order o = order::acq_rel) {
-    return ref_.compare_exchange_strong(expected, desired, to_std(o), to_std(order::acquire));
+    // The failure order may not be stronger than the success order (GCC checks).
+    const order fail =
+        (o == order::relaxed || o == order::release) ? order::relaxed : order::acquire;
+    return ref_.compare_exchange_strong(expected, desired, to_std(o), to_std(fail));
   }
 
  private:
@@ -73,6 +100,15 @@ COOP_HD inline void fence_acquire() {
 #endif
 }
 
+/// A full fence at device scope: what this thread wrote is visible before what it writes next.
+COOP_HD inline void fence_seq_cst() {
+#if COOP_CUDA_COMPILER
+  ::cuda::atomic_thread_fence(::cuda::std::memory_order_seq_cst, ::cuda::thread_scope_device);
+#else
+  ::std::atomic_thread_fence(::std::memory_order_seq_cst);
+#endif
+}
+
 }  // namespace coop::detail
 
 namespace coop {
@@ -80,4 +116,7 @@ namespace coop {
 template <class T>
 using atomic_ref = detail::atomic<T>;
 using memory_order = detail::order;
+/// Kernel code: makes this thread's earlier writes visible device-wide before its later ones
+/// (e.g. before a workgroup barrier after which one thread publishes the data).
+COOP_HD inline void thread_fence() { detail::fence_seq_cst(); }
 }  // namespace coop

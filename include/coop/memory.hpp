@@ -16,6 +16,9 @@ namespace detail {
 /// present); throws std::bad_alloc or std::runtime_error with the CUDA reason.
 void* shared_alloc(std::size_t bytes);
 void shared_free(void* p) noexcept;
+/// Moves managed pages to the GPU ahead of a kernel that uses them (waits until they are
+/// there), so that timings do not include page faults. Nothing to do without a GPU.
+void shared_to_device(const void* p, std::size_t bytes);
 }  // namespace detail
 
 /// A fixed-size array of trivially copyable T in host- and device-visible memory.
@@ -59,6 +62,8 @@ class SharedArray {
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
   std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
+  /// Migrates the array to the GPU now (no-op on the CPU backend); see detail::shared_to_device.
+  void to_device() const { detail::shared_to_device(data_, size_ * sizeof(T)); }
 
  private:
   T* data_ = nullptr;

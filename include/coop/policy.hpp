@@ -49,7 +49,9 @@ struct KernelTraits {
 enum class Mode : std::uint8_t {
   cooperative,  ///< the cooperative kernels model
   /// Backwards-compatible mode: the kernel as a plain persistent kernel (kill/fork are no-ops,
-  /// a resizing barrier is a global barrier, M = N from the start).
+  /// a resizing barrier is a global barrier, M = N from the start). On the GPU it is a
+  /// separate kernel whose barriers are CUDA's grid barrier (the baseline coop is measured
+  /// against; it cannot be suspended); on the CPU backend, the protocol with resizing off.
   persistent,
 };
 

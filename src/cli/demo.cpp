@@ -14,6 +14,7 @@
 #include "coop/coop.hpp"
 #include "examples/frontier_bfs.hpp"
 #include "examples/task_queue.hpp"
+#include "options.hpp"
 
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
 #include <cublas_v2.h>
@@ -137,13 +138,7 @@ void print_timeline(const JobStats& s, std::uint32_t n) {
 int run_demo(const DemoOptions& o) {
   RuntimeOptions ro;
   ro.cpu_slots = o.slots;
-  if (o.backend == "cpu") {
-    ro.backend = RuntimeOptions::Select::cpu;
-  } else if (o.backend == "cuda") {
-    ro.backend = RuntimeOptions::Select::cuda;
-  } else if (o.backend != "auto") {
-    throw std::invalid_argument("--backend must be auto, cpu or cuda, got '" + o.backend + "'");
-  }
+  ro.backend = parse_backend(o.backend);
 #if !COOP_DEMO_GPU
   // This build's demo kernels were compiled for the CPU only.
   if (ro.backend == RuntimeOptions::Select::automatic) ro.backend = RuntimeOptions::Select::cpu;
@@ -154,9 +149,7 @@ int run_demo(const DemoOptions& o) {
   cfg.max_groups = o.groups;
   cfg.threads = o.threads ? o.threads : (gpu ? 256 : 32);
   cfg.policy = Policy::parse(o.policy);
-  if (o.barrier != "query" && o.barrier != "plain")
-    throw std::invalid_argument("--barrier must be query or plain");
-  cfg.barrier = o.barrier == "plain" ? ResizeBarrier::plain : ResizeBarrier::query;
+  cfg.barrier = parse_barrier(o.barrier);
   const std::uint32_t task_size = o.task_size ? o.task_size : (gpu ? 2048 : 96);
   // The task's kernels are loaded before the persistent kernel starts (lazy loading would
   // otherwise wait for it), and the product is checked once.

@@ -1,4 +1,4 @@
-// The coop command: `coop info`, `coop demo`.
+// The coop command: `coop info`, `coop demo`, `coop run`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -6,6 +6,7 @@
 
 #include "coop/coop.hpp"
 #include "demo.hpp"
+#include "run.hpp"
 #if defined(COOP_HAVE_CUDA)
 #include "coop/cuda/device.hpp"
 #endif
@@ -60,9 +61,48 @@ int main(int argc, char** argv) {
   demo->add_option("--task-groups", d.task_groups, "workgroups per task (0 = N/2)");
   demo->add_option("--task-size", d.task_size, "task matmul size (0 = 96 CPU, 2048 GPU)");
   demo->add_flag("--json", d.json, "print a JSON summary");
+  coop::cli::RunOptions r;
+  auto* run = app.add_subcommand("run", "run one of the paper's applications");
+  run->add_option("app", r.app, "color | mis | p-sssp | bfs | l-sssp | octree | game | bc")
+      ->required();
+  run->add_option("--graph", r.graph,
+                  "graph file: DIMACS .gr, METIS .graph, Matrix Market .mtx, "
+                  "Galois binary .gr, .coopcsr");
+  run->add_option("--gen", r.gen,
+                  "generated graph: a preset or grid:RxC, rmat:S[:EF], "
+                  "uniform:N:M, road:N, circuit:N");
+  run->add_option("--gen-seed", r.gen_seed, "generator seed")->capture_default_str();
+  run->add_option("--source", r.source, "bfs/sssp source vertex (0-based, file order)")
+      ->capture_default_str();
+  run->add_option("--backend", r.backend, "auto | cpu | cuda")->capture_default_str();
+  run->add_option("--form", r.form, "cooperative | standalone | multi-launch")
+      ->capture_default_str();
+  run->add_option("--policy", r.policy, "generous | fixed | adversarial:SEED | cap:M")
+      ->capture_default_str();
+  run->add_option("--barrier", r.barrier, "resizing barrier: query or plain")
+      ->capture_default_str();
+  run->add_option("--groups", r.groups, "max workgroups N (0 = all that can be co-resident)");
+  run->add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)");
+  run->add_option("--slots", r.slots, "CPU backend: resident workgroup slots (0 = default)");
+  run->add_option("--priority", r.priority, "color/mis vertex ranks: hashed or id (the paper's)")
+      ->capture_default_str();
+  run->add_option("--seed", r.seed, "color/mis rank seed, octree particle seed")
+      ->capture_default_str();
+  run->add_option("--bc-sources", r.bc_sources, "bc: use vertices 0..K-1 as sources (0 = all)");
+  run->add_option("--particles", r.particles, "octree: particles")->capture_default_str();
+  run->add_option("--max-leaf", r.max_leaf, "octree: most particles in a leaf")
+      ->capture_default_str();
+  run->add_option("--max-depth", r.max_depth, "octree: deepest level")->capture_default_str();
+  run->add_option("--moves", r.moves, "game: opening moves, e.g. 3,3,4 (columns 0-6)");
+  run->add_option("--depth", r.depth, "game: look-ahead in plies (1-10)")->capture_default_str();
+  run->add_option("--repeat", r.repeat, "runs (the median is reported)")->capture_default_str();
+  run->add_flag("--validate", r.validate, "check against the CPU reference (exit 1 if wrong)");
+  run->add_option("--output", r.output, "write the result, one line per vertex");
+  run->add_flag("--json", r.json, "print a JSON summary");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info_cmd) return info();
+    if (*run) return coop::cli::run_app(r);
     return coop::cli::run_demo(d);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "coop: %s\n", e.what());

@@ -352,6 +352,9 @@ JobStats JobCore::stats() const {
 }
 
 bool JobCore::suspend() {
+  if (cfg_.mode == Mode::persistent)
+    throw std::logic_error(
+        "a Mode::persistent job is a plain persistent kernel on the GPU: it cannot suspend");
   return suspend_with([&] { write_control(&state_->channel.suspend, 1); });
 }
 

@@ -55,4 +55,28 @@ void shared_free(void* p) noexcept {
   std::free(p);
 }
 
+void shared_to_device(const void* p, std::size_t bytes) {
+#ifdef COOP_HAVE_CUDA
+  if (p && bytes && have_device()) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaMemLocation where{};
+    where.type = cudaMemLocationTypeDevice;
+    where.id = dev;
+    // A stream of its own: the legacy default stream would also wait for running jobs.
+    cudaStream_t s = nullptr;
+    cudaError_t rc = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (rc == cudaSuccess) rc = cudaMemPrefetchAsync(p, bytes, where, 0, s);
+    if (rc == cudaSuccess) rc = cudaStreamSynchronize(s);
+    if (s) cudaStreamDestroy(s);
+    if (rc != cudaSuccess)
+      throw std::runtime_error(std::string("moving managed memory to the GPU: ") +
+                               cudaGetErrorString(rc));
+  }
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 }  // namespace coop::detail

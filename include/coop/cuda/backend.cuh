@@ -4,6 +4,7 @@
 // automatically when compiled by nvcc with the CUDA backend built.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -323,6 +324,73 @@ __global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
   if (threadIdx.x == 0) block_exit(a, (bs.flags & (block_killed | block_aborted)) == 0);
 }
 
+/// Mode::persistent: the kernel context of a plain persistent kernel, the baseline cooperative
+/// kernels are compared with. The grid is fixed at launch (a cooperative launch of M0 blocks),
+/// offer_kill and request_fork do nothing, and both global barriers are CUDA's grid barrier.
+template <class K>
+class PlainCtx {
+ public:
+  __device__ explicit PlainCtx(BlockState<K>& bs) : bs_(bs) {}
+
+  __device__ std::uint32_t group_id() const { return blockIdx.x; }
+  __device__ std::uint32_t num_groups() const { return gridDim.x; }
+  __device__ std::uint32_t max_groups() const { return gridDim.x; }
+  __device__ std::uint32_t local_id() const { return threadIdx.x; }
+  __device__ std::uint32_t local_size() const { return blockDim.x; }
+  __device__ std::uint64_t global_id() const {
+    return std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  }
+  __device__ std::uint64_t global_size() const { return std::uint64_t(gridDim.x) * blockDim.x; }
+  __device__ int resume_point() const { return 0; }
+  __device__ shared_t<K>& shared() { return bs_.shared; }
+
+  __device__ void barrier(int = 0) { __syncthreads(); }
+  __device__ bool offer_kill(int = 0) { return false; }
+  __device__ std::uint32_t request_fork(int = 0) { return 0; }
+  __device__ void global_barrier(int = 0) { cooperative_groups::this_grid().sync(); }
+  __device__ bool resizing_barrier(int = 0) {
+    cooperative_groups::this_grid().sync();
+    return false;
+  }
+  __device__ std::uint32_t query(int = 0) { return 0; }
+  template <class T>
+  __device__ T broadcast(const T& value, int = 0) {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
+    __syncthreads();
+    if (threadIdx.x == 0) std::memcpy(&bs_.result, &value, sizeof(T));
+    __syncthreads();
+    T out;
+    std::memcpy(&out, &bs_.result, sizeof(T));
+    return out;
+  }
+  __device__ void pause() { __nanosleep(100); }
+  __device__ void unknown_resume_point() {}  // every block starts at resume point 0
+
+ private:
+  BlockState<K>& bs_;
+};
+
+/// Every block of a Mode::persistent job of kernel K runs this (one cooperative grid).
+template <class K>
+__global__ void plain_kernel(const __grid_constant__ LaunchArgs<K> a) {
+  __shared__ alignas(16) unsigned char raw[sizeof(BlockState<K>)];
+  BlockState<K>& bs = *reinterpret_cast<BlockState<K>*>(raw);
+  for (std::uint32_t i = threadIdx.x; i < sizeof(BlockState<K>); i += blockDim.x) raw[i] = 0;
+  __syncthreads();
+  transmit_t<K> t = a.transmit;
+  PlainCtx<K> ctx(bs);
+  K{}(ctx, a.params, t);
+  __syncthreads();
+  if (threadIdx.x == 0) block_exit(a, true);
+}
+
+/// The __global__ function a job of K runs: the cooperative or the plain persistent kernel.
+template <class K>
+const void* kernel_function(Mode mode) {
+  return mode == Mode::persistent ? reinterpret_cast<const void*>(&plain_kernel<K>)
+                                  : reinterpret_cast<const void*>(&kernel<K>);
+}
+
 }  // namespace detail
 
 /// A running cooperative kernel of type K on a CUDA device.
@@ -333,6 +401,7 @@ class Job final : public JobCore {
       std::uint32_t cost, const params_t<K>& params)
       : JobCore(dev, sched, cfg, coop::detail::traits_of<K>(), n, cost,
                 std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>)),
+        function_(detail::kernel_function<K>(cfg.mode)),
         params_(params) {}
 
   void launch(std::uint32_t m0, const transmit_t<K>& t) { start(m0, 0, &t); }
@@ -353,25 +422,26 @@ class Job final : public JobCore {
     if (transmit && !std::is_empty_v<transmit_t<K>>)
       std::memcpy(static_cast<void*>(&a.transmit), transmit, sizeof(transmit_t<K>));
     void* args[] = {&a};
-    const void* fn = reinterpret_cast<const void*>(&detail::kernel<K>);
     if (cooperative)
-      return int(cudaLaunchCooperativeKernel(fn, dim3(count), dim3(threads()), args, 0, stream));
-    return int(cudaLaunchKernel(fn, dim3(count), dim3(threads()), args, 0, stream));
+      return int(
+          cudaLaunchCooperativeKernel(function_, dim3(count), dim3(threads()), args, 0, stream));
+    return int(cudaLaunchKernel(function_, dim3(count), dim3(threads()), args, 0, stream));
   }
 
  private:
   std::uint32_t event_stride() const {
     return detail::event_stride(std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>));
   }
+  const void* function_;
   params_t<K> params_;
 };
 
 /// Occupancy of kernel K at `threads` per block: blocks per SM (0: it cannot run). Loads the
 /// kernel's module, which must happen before any persistent work runs (lazy loading would
-/// otherwise wait for that work to end).
+/// otherwise wait for that work to end). `mode` picks the cooperative or the plain kernel.
 template <class K>
-int occupancy(int threads) {
-  const void* fn = reinterpret_cast<const void*>(&detail::kernel<K>);
+int occupancy(int threads, Mode mode = Mode::cooperative) {
+  const void* fn = detail::kernel_function<K>(mode);
   cudaFuncAttributes attr{};
   check(cudaFuncGetAttributes(&attr, fn), "loading the cooperative kernel");
   if (threads > attr.maxThreadsPerBlock)
@@ -392,7 +462,7 @@ coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   static_assert(std::is_trivially_copyable_v<params_t<K>>, "Params must be trivially copyable");
   static_assert(std::is_trivially_copyable_v<transmit_t<K>>, "Transmit must be trivially copyable");
   check(cudaSetDevice(dev.device()), "selecting the device");
-  int occ = occupancy<K>(int(cfg.threads));
+  int occ = occupancy<K>(int(cfg.threads), cfg.mode);
   std::uint32_t n = checked_groups(dev, cfg, occ);
   auto job = std::make_shared<Job<K>>(dev, sched, cfg, n, kUnitsPerSM / std::uint32_t(occ), params);
   std::uint32_t m0 = sched.admit(job.get(), cfg, n, job->cost());

@@ -1,0 +1,194 @@
+// Level-synchronous applications written once, run in three forms.
+//
+// A phased app is a type A with
+//   struct Params { ... };                    // device pointers and sizes
+//   struct State  { ... };                    // per-round values every thread agrees on
+//   static constexpr std::uint32_t kPhases;   // global barriers per round
+//   COOP_HD static void phase(std::uint32_t k, const Params&, const State&,
+//                             std::uint64_t gid, std::uint64_t stride);   // grid-stride work
+//   COOP_HD static bool advance(const Params&, State&);  // after a round: go on?
+//   COOP_HD static std::uint64_t items(const Params&, const State&);  // work per thread grid
+//
+// Phase k of a round may read what earlier phases wrote (a global barrier separates them);
+// advance runs in every thread after the round's last barrier, reads what the round computed
+// and moves the State on identically everywhere. The three forms:
+//   Phased<A> under Mode::cooperative  -- the cooperative kernel: every barrier is a resizing
+//                                         barrier and the State (plus the phase) is transmitted;
+//   Phased<A> under Mode::persistent   -- the standalone persistent kernel (on the GPU: CUDA's
+//                                         grid barrier, the same grid);
+//   multi_launch<A>                    -- one kernel launch per phase, State read back by the
+//                                         host after each round (what users write without
+//                                         persistent kernels).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/kernel.hpp"
+#include "coop/runtime.hpp"
+
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+#include <cuda_runtime.h>
+
+#include "coop/cuda/job.hpp"
+#endif
+
+namespace coop::apps {
+
+/// The persistent kernel of phased app A.
+template <class A>
+struct Phased {
+  using Params = typename A::Params;
+  struct Transmit {
+    typename A::State state{};
+    std::uint32_t phase = 0;  ///< the phase the next round of work belongs to
+  };
+
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    for (;;) {
+      // M is stable between resizing barriers, so the stride is too.
+      A::phase(t.phase, p, t.state, ctx.global_id(), ctx.global_size());
+      t.phase = t.phase + 1 == A::kPhases ? 0 : t.phase + 1;
+      COOP_RESIZING_BARRIER(ctx);
+      if (t.phase == 0 && !A::advance(p, t.state)) break;
+    }
+    COOP_END(ctx);
+  }
+};
+
+/// What a multi-launch run did.
+struct MultiLaunchStats {
+  std::uint64_t rounds = 0;
+  std::uint64_t launches = 0;
+};
+
+namespace detail {
+
+/// The CPU backend's stand-in for kernel launches: a pool of worker threads that run one grid
+/// (every emulated thread's grid-stride loop) per launch.
+class CpuGrid {
+ public:
+  explicit CpuGrid(unsigned workers);
+  ~CpuGrid();
+  CpuGrid(const CpuGrid&) = delete;
+  CpuGrid& operator=(const CpuGrid&) = delete;
+  /// Runs body(gid, stride) for every gid < threads, split over the workers; returns when all
+  /// are done.
+  void launch(std::uint64_t threads, const std::function<void(std::uint64_t, std::uint64_t)>& body);
+
+ private:
+  void work(unsigned w);
+  const unsigned count_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(std::uint64_t, std::uint64_t)>* body_ = nullptr;
+  std::uint64_t threads_ = 0;
+  std::uint64_t generation_ = 0;
+  unsigned running_ = 0;
+  bool stop_ = false;
+};
+
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+template <class A>
+__global__ void phase_kernel(const typename A::Params p, const typename A::State s,
+                             std::uint32_t k) {
+  const std::uint64_t gid = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  A::phase(k, p, s, gid, std::uint64_t(gridDim.x) * blockDim.x);
+}
+
+/// One thread: the round's advance; the State and the verdict go to pinned host memory.
+template <class A>
+__global__ void advance_kernel(const typename A::Params p, typename A::State* s,
+                               std::uint32_t* more) {
+  typename A::State next = *s;
+  *more = A::advance(p, next) ? 1u : 0u;
+  *s = next;
+}
+
+template <class A>
+MultiLaunchStats multi_launch_cuda(const typename A::Params& p, typename A::State s,
+                                   std::uint32_t threads, std::uint32_t max_blocks) {
+  struct Pinned {
+    typename A::State state;
+    std::uint32_t more;
+  };
+  Pinned* host = nullptr;
+  cuda::check(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(Pinned), cudaHostAllocMapped),
+              "allocating the multi-launch state");
+  cudaStream_t stream = nullptr;
+  MultiLaunchStats st;
+  try {
+    cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                "creating the multi-launch stream");
+    Pinned* dev = nullptr;
+    cuda::check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev), host, 0),
+                "mapping the multi-launch state");
+    host->state = s;
+    for (;;) {
+      for (std::uint32_t k = 0; k < A::kPhases; ++k) {
+        std::uint64_t want = (A::items(p, host->state) + threads - 1) / threads;
+        std::uint32_t blocks = std::uint32_t(want < 1 ? 1 : want > max_blocks ? max_blocks : want);
+        phase_kernel<A><<<blocks, threads, 0, stream>>>(p, host->state, k);
+        ++st.launches;
+      }
+      advance_kernel<A><<<1, 1, 0, stream>>>(p, &dev->state, &dev->more);
+      ++st.launches;
+      cuda::check(cudaGetLastError(), "launching a multi-launch kernel");
+      cuda::check(cudaStreamSynchronize(stream), "running a multi-launch round");
+      ++st.rounds;
+      if (!host->more) break;
+    }
+  } catch (...) {
+    if (stream) cudaStreamDestroy(stream);
+    cudaFreeHost(host);
+    throw;
+  }
+  cudaStreamDestroy(stream);
+  cudaFreeHost(host);
+  return st;
+}
+#endif
+
+}  // namespace detail
+
+/// Runs phased app A as conventional launches: one per phase, State read back each round.
+/// GPU: grids of ceil(items / threads) blocks (at most max_blocks); CPU: a worker pool.
+template <class A>
+MultiLaunchStats multi_launch(Runtime& rt, const typename A::Params& p, typename A::State s,
+                              std::uint32_t threads, std::uint32_t max_blocks) {
+  if (threads == 0 || max_blocks == 0)
+    throw std::invalid_argument("multi-launch needs at least one block of one thread");
+  if (rt.backend() == Backend::cuda) {
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+    return detail::multi_launch_cuda<A>(p, s, threads, max_blocks);
+#else
+    throw std::logic_error("multi-launch on the GPU needs the app compiled by nvcc");
+#endif
+  }
+  static detail::CpuGrid grid(std::max(1u, std::thread::hardware_concurrency()));
+  MultiLaunchStats st;
+  for (;;) {
+    for (std::uint32_t k = 0; k < A::kPhases; ++k) {
+      std::uint64_t want = (A::items(p, s) + threads - 1) / threads;
+      std::uint64_t blocks = want < 1 ? 1 : want > max_blocks ? max_blocks : want;
+      grid.launch(blocks * threads,
+                  [&](std::uint64_t gid, std::uint64_t stride) { A::phase(k, p, s, gid, stride); });
+      ++st.launches;
+    }
+    ++st.rounds;
+    if (!A::advance(p, s)) break;
+  }
+  return st;
+}
+
+}  // namespace coop::apps
