@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what coop needs to build and test from Debian's packages (run as root).
 set -euo pipefail
-pkgs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev)
+pkgs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev libboost-graph-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

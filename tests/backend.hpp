@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "coop/coop.hpp"
 #include "coop/memory.hpp"
@@ -28,6 +29,15 @@ inline std::unique_ptr<Runtime> make_runtime(std::uint32_t slots, double watchdo
   o.watchdog_s = watchdog_s;
   return std::make_unique<Runtime>(o);
 }
+
+#ifdef COOP_TEST_DATA_DIR
+/// The small real graphs (tests/data/graphs); $COOP_TEST_DATA_DIR overrides the build's path
+/// (for binaries run on another machine).
+inline std::string data_file(const std::string& name) {
+  const char* dir = std::getenv("COOP_TEST_DATA_DIR");
+  return std::string(dir ? dir : COOP_TEST_DATA_DIR) + "/" + name;
+}
+#endif
 
 /// Adversarial seeds per example kernel: $COOP_TEST_SEEDS, else 1000 (CPU) / 200 (GPU).
 inline std::uint64_t seeds() {

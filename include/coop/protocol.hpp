@@ -26,12 +26,23 @@ struct Membership {
   std::uint32_t fork_granted = 0;  ///< G: capacity granted to the next fork (target above M)
 };
 
-// The membership word: M in the low 16 bits, a version above it. Every change of M is one CAS
-// of this word; a workgroup that withdraws from a batch exit bumps the version so that a commit
-// decided on the old state fails.
-inline constexpr std::uint64_t kVersionOne = 1ull << 16;
+// The membership word, 4 x 16 bits: M; the arrivals at the current global barrier; the removed
+// workgroups that have not yet seen their removal ("leaving": no id is reused and no barrier
+// completes until they are gone); a version. Every change of M is one CAS of this word and
+// arriving at a barrier one atomic add, so the workgroup that completes a barrier sees all
+// four in one consistent value. A workgroup that withdraws from a batch exit bumps the version
+// so that a commit decided on the old state fails.
+inline constexpr std::uint64_t kArrivedOne = 1ull << 16;
+inline constexpr std::uint64_t kLeavingOne = 1ull << 32;
+inline constexpr std::uint64_t kVersionOne = 1ull << 48;
 COOP_HD constexpr std::uint32_t active_of(std::uint64_t word) {
   return std::uint32_t(word & 0xffffu);
+}
+COOP_HD constexpr std::uint32_t arrived_of(std::uint64_t word) {
+  return std::uint32_t((word >> 16) & 0xffffu);
+}
+COOP_HD constexpr std::uint32_t leaving_of(std::uint64_t word) {
+  return std::uint32_t((word >> 32) & 0xffffu);
 }
 COOP_HD constexpr std::uint64_t with_active(std::uint64_t word, std::uint32_t m) {
   return (word & ~0xffffull) | m;
@@ -52,7 +63,7 @@ inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 /// stores: on the GPU they arrive by copy from the host, so they cannot take part in a CAS);
 /// everything else is written by the workgroups. Hot fields sit on their own cache lines.
 struct Channel {
-  alignas(128) std::uint64_t membership = 0;  ///< M | version (see active_of)
+  alignas(128) std::uint64_t membership = 0;  ///< M | arrived | leaving | version
   /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
   /// grant of capacity that is free now (G = target - M).
   std::uint32_t target = 0;
@@ -66,14 +77,10 @@ struct Channel {
   std::uint32_t abort = 0;      ///< set when the job must stop (error elsewhere)
   std::uint32_t suspended = 0;  ///< set by workgroup 0 when a suspension took effect
 
-  alignas(128) std::uint32_t arrived = 0;  ///< barrier arrivals in the current generation
-  /// Written by the master to end a barrier: the generation (low half) and, for a resizing
-  /// barrier, the threshold at and above which ids leave (high half). One word, so a slave
-  /// learns both with the load that sees the barrier end.
-  alignas(64) std::uint64_t release = 0;
-  /// Removed workgroups that have not yet seen that they were removed. No workgroup is added
-  /// while this is non-zero, so an id is never reused before its previous owner has left.
-  std::uint32_t leaving = 0;
+  /// Written to end a barrier: the generation (low half) and the threshold at and above which
+  /// ids leave (high half; kKeepAll: none, kDecide: workgroup 0 must decide a resize first).
+  /// One word, so a waiting workgroup learns both with the load that sees the barrier end.
+  alignas(128) std::uint64_t release = 0;
   std::uint32_t kill_ready = 0;  ///< workgroups announced for a batch exit (a hint)
 
   alignas(128) std::uint32_t kills = 0;
@@ -103,12 +110,11 @@ COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
 /// Sets up a channel for a (re)start with workgroups [0, m), keeping the scheduler's target.
 /// Only while no workgroup of the job runs.
 COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
-  ch.membership = with_active(ch.membership + kVersionOne, m);
+  ch.membership =
+      ((ch.membership & ~(kVersionOne - 1)) + kVersionOne) | m;  // none arriving, leaving
   ch.suspend = 0;
   ch.suspended = 0;
   ch.finished = 0;
-  ch.arrived = 0;
-  ch.leaving = 0;
   ch.kill_ready = 0;
   for (auto& w : ch.announced) w = 0;
   for (auto& w : ch.present) w = 0;
@@ -185,7 +191,7 @@ class Protocol {
       }
       if (k == 0) return 0;
       // k = 0 is always legal: never add while removed workgroups are still on their way out.
-      if (atomic<std::uint32_t>(ch_.leaving).load() != 0) return 0;
+      if (leaving_of(raw) != 0) return 0;
       if (m + k > ch_.max_groups) env_.invariant_failed("fork beyond max_groups (N)");
       if (word().cas(raw, with_active(raw, m + k))) {
         start_groups(m, k, site);
@@ -200,30 +206,60 @@ class Protocol {
   /// A global barrier (resizing or not) reached by thread 0 of workgroup `id`, after its
   /// workgroup barrier. Returns true if the workgroup was removed by a resizing barrier
   /// (workgroup 0 only when the job was suspended).
+  ///
+  /// The last workgroup to arrive ends the barrier itself when nothing is asked of it (one
+  /// atomic per workgroup and one release word, like a plain grid barrier). When the scheduler
+  /// wants a resize, a suspension, or the policy is adversarial, it hands the decision to
+  /// workgroup 0 (which owns the transmitted state new workgroups inherit) by publishing the
+  /// next generation with threshold kDecide; the others keep waiting for the final word.
   COOP_HD bool barrier(std::uint32_t id, bool resizing, int site) {
-    atomic<std::uint32_t> arrived(ch_.arrived);
     atomic<std::uint64_t> release(ch_.release);
     const std::uint32_t gen = std::uint32_t(release.load(order::relaxed));
-    arrived.fetch_add(1);
-    if (id == 0) {
-      Snapshot snap = master_wait(site);
-      arrived.store(0, order::relaxed);
-      Resize r = resizing ? resize(site, snap) : Resize{ch_.max_groups, 0, 0, 0};
-      if (r.removed) atomic<std::uint32_t>(ch_.leaving).fetch_add(r.removed, order::relaxed);
-      atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
-      release.store(std::uint64_t(r.threshold) << 32 | (gen + 1));
-      // New workgroups start only now: had they started before the release they could read the
-      // old generation at the next barrier and pass it early.
-      if (r.grow > 0) start_groups(r.first_new, r.grow, site);
-      return r.threshold == 0;  // suspended: workgroup 0 leaves too
+    // Read before arriving: a request that lands during the barrier is honoured at the next.
+    const std::uint32_t t = target();
+    const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+    const std::uint64_t before = word().fetch_add(kArrivedOne);
+    const std::uint32_t m = active_of(before);
+    if (arrived_of(before) + 1 == m) {
+      // Every member is here, so nobody else can change the word until the release.
+      word().fetch_sub(std::uint64_t(m) * kArrivedOne, order::relaxed);
+      const bool quiet =
+          leaving_of(before) == 0 && (!resizing || (!(flags_ & flag_adversarial) && sus == 0 &&
+                                                    ((flags_ & flag_no_resize) || t == m)));
+      if (quiet) {
+        release.store(std::uint64_t(kKeepAll) << 32 | (gen + 1));
+        atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
+        return false;
+      }
+      if (id == 0) return decide(gen, resizing, site);
+      release.store(std::uint64_t(kDecide) << 32 | (gen + 1));
     }
-    std::uint64_t word;
-    while (std::uint32_t(word = release.load(order::relaxed)) == gen)
+    bool removed = false;
+    for (std::uint32_t spins = 1;; ++spins) {
+      const std::uint64_t w = release.load(order::relaxed);
+      const std::uint32_t now = std::uint32_t(w), threshold = std::uint32_t(w >> 32);
+      if (now != gen) {
+        // Later barriers went on without us: we were removed here (no barrier completes and
+        // no id is reused while we count as leaving), and the word that said so is gone.
+        if (now != gen + 1) {
+          removed = resizing;
+          break;
+        }
+        if (threshold != kDecide) {
+          removed = resizing && id >= threshold;
+          break;
+        }
+        if (id == 0) {
+          fence_acquire();
+          return decide(gen, resizing, site);
+        }
+      }
+      if ((spins & 1023) == 0) check_reachable(gen, site);
       env_.relax(WaitKind::barrier_slave, site);
+    }
     fence_acquire();
-    if (!resizing) return false;
-    if (id < std::uint32_t(word >> 32)) return false;
-    atomic<std::uint32_t>(ch_.leaving).fetch_sub(1);  // the master may now reuse our id
+    if (!removed) return false;
+    word().fetch_sub(kLeavingOne);  // our id may be reused now
     return true;
   }
 
@@ -256,7 +292,7 @@ class Protocol {
   // decided on a stale scan fails.
   COOP_HD bool batch_kill(std::uint32_t id, std::uint64_t raw, int site) {
     atomic<std::uint64_t> announced(ch_.announced[id / 64]);
-    atomic<std::uint32_t> ready(ch_.kill_ready), leaving(ch_.leaving);
+    atomic<std::uint32_t> ready(ch_.kill_ready);
     const std::uint64_t bit = 1ull << (id % 64);
     bool waiting = false;
     for (;;) {
@@ -264,13 +300,13 @@ class Protocol {
       if (waiting && id >= m) {  // another member of our batch committed it
         announced.fetch_and(~bit);
         ready.fetch_sub(1, order::relaxed);
-        leaving.fetch_sub(1);
+        word().fetch_sub(kLeavingOne);
         return true;
       }
       std::uint32_t floor = target() > keep() ? target() : keep();
       bool wanted = id >= floor && id < m;
-      bool give_up = atomic<std::uint32_t>(ch_.arrived).load(order::relaxed) != 0 ||
-                     atomic<std::uint32_t>(ch_.finished).load(order::relaxed) != 0;
+      bool give_up =
+          arrived_of(raw) != 0 || atomic<std::uint32_t>(ch_.finished).load(order::relaxed) != 0;
       if (!wanted || give_up) {
         if (!waiting) return false;
         announced.fetch_and(~bit);
@@ -278,7 +314,7 @@ class Protocol {
           raw = word().load();
           if (id >= active_of(raw)) {  // committed before we withdrew: we leave after all
             ready.fetch_sub(1, order::relaxed);
-            leaving.fetch_sub(1);
+            word().fetch_sub(kLeavingOne);
             return true;
           }
           if (word().cas(raw, raw + kVersionOne)) {
@@ -294,16 +330,14 @@ class Protocol {
       }
       std::uint32_t batch = m - floor;
       if (ready.load(order::relaxed) >= batch && all_announced(floor, m)) {
-        // Counted before the commit is visible, so that no fork slips in between.
-        if (batch > 1) leaving.fetch_add(batch - 1);
-        if (word().cas(raw, with_active(raw, floor) + kVersionOne)) {
+        // The other members of the batch are counted as leaving in the same CAS.
+        if (word().cas(raw, with_active(raw, floor) + (batch - 1) * kLeavingOne + kVersionOne)) {
           announced.fetch_and(~bit);
           ready.fetch_sub(1, order::relaxed);
           atomic<std::uint32_t>(ch_.kills).fetch_add(batch, order::relaxed);
           env_.on_membership(m, floor);
           return true;
         }
-        if (batch > 1) leaving.fetch_sub(batch - 1);
         continue;  // raw holds the new state
       }
       env_.relax(WaitKind::batch_kill, site);
@@ -326,7 +360,8 @@ class Protocol {
     std::uint32_t m = active_of(raw);
     bool eligible =
         (flags_ & flag_any_order) ? removable(id, m) : (id + 1 == m && removable(id, m));
-    if (!eligible || (env_.random() & 1u) == 0) return false;
+    // Never while a barrier fills: the arrivals are counted against M.
+    if (!eligible || arrived_of(raw) != 0 || (env_.random() & 1u) == 0) return false;
     if (!word().cas(raw, with_active(raw, m - 1))) return false;
     leave_id(id);
     atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
@@ -337,7 +372,7 @@ class Protocol {
   COOP_HD bool kill_any(std::uint32_t id, std::uint64_t raw) {
     for (;;) {
       std::uint32_t m = active_of(raw);
-      if (target() >= m || !removable(id, m)) return false;
+      if (target() >= m || !removable(id, m) || arrived_of(raw) != 0) return false;
       if (word().cas(raw, with_active(raw, m - 1))) {
         leave_id(id);
         atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
@@ -347,45 +382,53 @@ class Protocol {
     }
   }
 
-  // What the master saw when the last workgroup arrived (read together with the arrivals, so
-  // that a barrier that does not resize needs no further round trip).
+  static constexpr std::uint32_t kKeepAll = 0xffffffffu, kDecide = 0xfffffffeu;
+
+  // What workgroup 0 decides from, with every member waiting at the barrier.
   struct Snapshot {
-    std::uint64_t membership;
-    std::uint32_t target, suspend;
+    std::uint64_t membership = 0;
+    std::uint32_t target = 0, suspend = 0;
   };
 
-  COOP_HD Snapshot master_wait(int site) {
-    atomic<std::uint32_t> arrived(ch_.arrived);
-    for (;;) {
-      // Independent relaxed loads: one round trip per poll, not one per field.
-      std::uint32_t a = arrived.load(order::relaxed);
-      std::uint64_t raw = word().load(order::relaxed);
-      std::uint32_t out = atomic<std::uint32_t>(ch_.leaving).load(order::relaxed);
-      std::uint32_t t = target();
-      std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
-      std::uint32_t m = active_of(raw);
-      if (a == m && out == 0) {
-        // A batch exit counts its leavers before it commits M: having seen that M, the
-        // acquire makes their count visible, so a stale zero cannot pass for done.
-        fence_acquire();
-        if (atomic<std::uint32_t>(ch_.leaving).load(order::relaxed) == 0) return {raw, t, sus};
-      }
-      std::uint32_t done = atomic<std::uint32_t>(ch_.finished).load(order::relaxed);
-      if (done != 0 && a + done >= m) env_.barrier_unreachable(site, a, m, done);
+  // Workgroup 0 at a barrier the last arrival could not end alone: waits until removed
+  // workgroups are gone (a slow one must see its own removal before the release word moves
+  // on, and its id may be reused), decides a resize, releases, then starts new workgroups.
+  COOP_HD bool decide(std::uint32_t gen, bool resizing, int site) {
+    Snapshot snap;
+    while (leaving_of(snap.membership = word().load()) != 0)
       env_.relax(WaitKind::barrier_master, site);
-    }
+    snap.target = target();
+    snap.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+    const Resize r = resizing ? resize(site, snap) : Resize{kKeepAll, 0, 0};
+    atomic<std::uint64_t>(ch_.release).store(std::uint64_t(r.threshold) << 32 | (gen + 1));
+    atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
+    // New workgroups start only now: had they started before the release they could read the
+    // old generation at the next barrier and pass it early.
+    if (r.grow > 0) start_groups(r.first_new, r.grow, site);
+    return r.threshold == 0;  // suspended: workgroup 0 leaves too
+  }
+
+  // A barrier can never complete once a member has returned from the kernel (M counts it).
+  // Only while this barrier (generation `gen`) is still open: a workgroup that has not yet
+  // looked at a release must not blame the kernel for what others did after it.
+  COOP_HD void check_reachable(std::uint32_t gen, int site) {
+    const std::uint32_t done = atomic<std::uint32_t>(ch_.finished).load();
+    if (done == 0) return;
+    const std::uint64_t raw = word().load();
+    if (arrived_of(raw) + done < active_of(raw)) return;
+    if (std::uint32_t(atomic<std::uint64_t>(ch_.release).load()) != gen) return;
+    env_.barrier_unreachable(site, arrived_of(raw), active_of(raw), done);
   }
 
   struct Resize {
     std::uint32_t threshold;  ///< slaves with id >= threshold leave (0: suspended, all leave)
     std::uint32_t first_new;  ///< first id of the workgroups to start after the release
     std::uint32_t grow;       ///< how many to start
-    std::uint32_t removed;    ///< how many slaves leave
   };
 
   // The master's decision at a resizing barrier, with every member present.
   COOP_HD Resize resize(int site, const Snapshot& snap) {
-    const Resize none{ch_.max_groups, 0, 0, 0};
+    const Resize none{kKeepAll, 0, 0};
     // Fast path: nothing asked when the last workgroup arrived. (A request that lands during
     // the barrier is honoured at the next one.)
     if (!(flags_ & flag_adversarial) && snap.suspend == 0 &&
@@ -416,7 +459,10 @@ class Protocol {
         }
       }
       if (to == m) return none;
-      if (!word().cas(raw, with_active(raw, to))) continue;
+      // The removed workgroups (all but this one when suspending) count as leaving until
+      // they have seen the release.
+      const std::uint32_t removed = to >= m ? 0 : to == 0 ? m - 1 : m - to;
+      if (!word().cas(raw, with_active(raw, to) + removed * kLeavingOne)) continue;
       if (to == 0) {
         env_.suspend(site);
         atomic<std::uint32_t>(ch_.suspends).fetch_add(1, order::relaxed);
@@ -425,12 +471,12 @@ class Protocol {
         atomic<std::uint32_t>(ch_.resizes).fetch_add(1, order::relaxed);
       }
       env_.on_membership(m, to);
-      if (to > m) return {ch_.max_groups, m, to - m, 0};
+      if (to > m) return {kKeepAll, m, to - m};
       if (to > 0) atomic<std::uint32_t>(ch_.kills).fetch_add(m - to, order::relaxed);
       std::uint32_t threshold = (flags_ & flag_any_order) && to > 0 ? drop_top_ids(m - to) : to;
       if (to == 0)
         for (std::uint32_t i = 0; i < m; ++i) leave_id(i);
-      return {threshold, 0, 0, to == 0 ? m - 1 : m - to};
+      return {threshold, 0, 0};
     }
   }
 

@@ -1,0 +1,3 @@
+// The backend-neutral application tests, run on the GPU.
+#define COOP_TEST_CUDA 1
+#include "../test_apps.cpp"

@@ -1,0 +1,155 @@
+// The eight applications give the reference's answer in every form, on real and generated
+// graphs of several shapes, under adversarial schedules (random kill / fork / resize decisions,
+// seeded: every app x 50 seeds on the CPU, 20 on the GPU) and while high-priority tasks take
+// workgroups away. Written once: tests/gpu/apps.cu runs the same file on the GPU.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "apps/apps.hpp"
+#include "backend.hpp"
+#include "coop/graph/generate.hpp"
+
+using namespace coop;
+using apps::Form;
+
+namespace {
+
+std::shared_ptr<const graph::Graph> load(const std::string& name) {
+  return std::make_shared<graph::Graph>(graph::read_graph(test::data_file(name)));
+}
+
+std::shared_ptr<const graph::Graph> gen(const std::string& spec, std::uint64_t seed = 1) {
+  return std::make_shared<graph::Graph>(graph::generate(spec, seed).graph);
+}
+
+/// A small input for `app` (graph apps get `g`).
+apps::Input input_for(const std::string& app, std::shared_ptr<const graph::Graph> g,
+                      std::uint32_t seed = 1) {
+  apps::Input in;
+  in.app = app;
+  in.graph = std::move(g);
+  in.source = in.graph ? seed % in.graph->n() : 0;
+  in.seed = seed;
+  in.priority = seed % 3 == 0 ? apps::Priority::id : apps::Priority::hashed;
+  in.bc_sources = 6;
+  in.particles = 3000 + seed * 97 % 4000;
+  in.max_leaf = 4 + seed % 12;
+  in.max_depth = 12;
+  in.moves = seed % 2 ? "3,3,2" : "";
+  in.depth = 3 + seed % 2;
+  return in;
+}
+
+void expect_valid(Runtime& rt, const apps::Input& in, const apps::RunConfig& cfg,
+                  const std::string& how) {
+  apps::Result r = apps::run(rt, in, cfg);
+  apps::Validation v = apps::validate(in, r);
+  EXPECT_TRUE(v.ok) << in.app << " (" << apps::form_name(cfg.form) << ", " << how
+                    << "): " << v.detail;
+}
+
+const std::vector<std::string> kGraphApps{"bfs", "l-sssp", "p-sssp", "color", "mis", "bc"};
+
+}  // namespace
+
+TEST(Apps, EveryFormOnRealGraphs) {
+  auto rt = test::make_runtime(8);
+  for (const char* file : {"rome99.gr", "256_16384.gr"}) {
+    auto g = load(file);
+    for (const auto& app : kGraphApps)
+      for (Form f : {Form::cooperative, Form::standalone, Form::multi_launch}) {
+        apps::Input in = input_for(app, g);
+        expect_valid(*rt, in, {.form = f}, file);
+      }
+  }
+}
+
+TEST(Apps, EveryFormOnGeneratedShapes) {
+  auto rt = test::make_runtime(8);
+  // A grid (long diameter), R-MAT (skewed degrees), a road-like graph, a dense uniform graph,
+  // a circuit-like graph, and one with unreachable parts (several components).
+  for (const char* spec : {"grid:40x50", "rmat:10", "road:3000", "uniform:300:9000", "circuit:2000",
+                           "uniform:2000:1500"}) {
+    auto g = gen(spec);
+    for (const auto& app : kGraphApps)
+      for (Form f : {Form::cooperative, Form::standalone, Form::multi_launch})
+        expect_valid(*rt, input_for(app, g), {.form = f}, spec);
+  }
+  for (const char* app : {"octree", "game"})
+    for (Form f : {Form::cooperative, Form::standalone})
+      for (std::uint32_t seed = 1; seed <= 4; ++seed)
+        expect_valid(*rt, input_for(app, nullptr, seed), {.form = f},
+                     "seed " + std::to_string(seed));
+}
+
+TEST(Apps, AdversarialSchedules) {
+  auto rt = test::make_runtime(8);
+  const std::uint64_t seeds = test::kOnGpu ? 20 : 50;
+  for (const auto& app : apps::app_names()) {
+    std::uint64_t kills = 0, forked = 0;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+      const char* shapes[] = {"road:600", "grid:20x30", "rmat:9", "uniform:400:3000"};
+      auto g = apps::is_graph_app(app) ? gen(shapes[seed % 4], seed) : nullptr;
+      apps::Input in = input_for(app, g, std::uint32_t(seed));
+      apps::RunConfig cfg;
+      cfg.policy = Policy::adversarial(seed);
+      cfg.groups = 1 + std::uint32_t(seed % 8);
+      cfg.threads = test::kOnGpu ? 32u << (seed % 4) : 1 + std::uint32_t(seed % 4);
+      cfg.barrier = seed % 2 ? ResizeBarrier::query : ResizeBarrier::plain;
+      apps::Result r = apps::run(*rt, in, cfg);
+      apps::Validation v = apps::validate(in, r);
+      ASSERT_TRUE(v.ok) << app << ": " << v.detail << "\nreproduce with: coop run " << app
+                        << (g ? std::string(" --gen ") + shapes[seed % 4] + " --gen-seed " +
+                                    std::to_string(seed)
+                              : std::string())
+                        << " --policy adversarial:" << seed << " --groups " << cfg.groups
+                        << " --threads " << cfg.threads << " --validate (with this test's "
+                        << "input parameters, see input_for)";
+      kills += r.stats.kills;
+      forked += r.stats.forked_groups;
+    }
+    // The schedules did resize (a test that never kills proves nothing).
+    EXPECT_GT(kills, 0u) << app;
+    EXPECT_GT(forked, 0u) << app;
+  }
+}
+
+TEST(Apps, WhileHighPriorityTasksRun) {
+  auto rt = test::make_runtime(8);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> tasks{0};
+  // Tasks of a quarter of the workgroups fire back to back while the apps run.
+  std::thread firing([&] {
+    while (!stop.load()) {
+      rt->run(2, [&](Task&) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+      tasks.fetch_add(1);
+    }
+  });
+  auto g = gen("road:2000", 7);
+  for (const auto& app : apps::app_names())
+    for (std::uint32_t seed = 1; seed <= 2; ++seed)
+      expect_valid(*rt, input_for(app, apps::is_graph_app(app) ? g : nullptr, seed),
+                   {.form = Form::cooperative}, "with tasks");
+  stop = true;
+  firing.join();
+  EXPECT_GT(tasks.load(), 0u);
+}
+
+TEST(Apps, BadInputsAreRefused) {
+  auto rt = test::make_runtime(4);
+  apps::Input in = input_for("bfs", gen("grid:4x4"));
+  in.source = 16;
+  EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
+  in = input_for("octree", nullptr);
+  EXPECT_THROW(apps::run(*rt, in, {.form = Form::multi_launch}), std::invalid_argument);
+  in = input_for("game", nullptr);
+  in.moves = "3,9";
+  EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
+  in.moves = "0,1,0,1,0,1,0";  // the first player has already won
+  EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
+  in = input_for("nope", nullptr);
+  EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
+}
