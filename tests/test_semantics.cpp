@@ -274,6 +274,20 @@ TEST(Semantics, GlobalBarrierOrdersMemory) {
   }
 }
 
+// The arrival count lives in 16 bits of the membership word and is never reset per barrier:
+// far more arrivals than 2^16 must neither carry into the neighbouring field nor miscount.
+TEST(Semantics, ArrivalCountWrapsSafely) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint64_t> data(6 * 2);
+  Shared<std::uint32_t> errors;
+  const std::uint32_t rounds = test::kOnGpu ? 20000 : 8000;  // 2 x 6 arrivals a round: > 2^16
+  auto job = rt->launch<BarrierMemory>({.max_groups = 6, .threads = 2},
+                                       {data.data(), rounds, errors.get()});
+  job.wait();
+  EXPECT_EQ(*errors, 0u);
+  EXPECT_EQ(job.stats().barriers, 2u * rounds);
+}
+
 // query() returns the number of workgroups the scheduler wants back.
 struct QueryProbe {
   struct Params {

@@ -100,6 +100,15 @@ COOP_HD inline void fence_acquire() {
 #endif
 }
 
+/// A release fence at device scope: this thread's earlier accesses before its later stores.
+COOP_HD inline void fence_release() {
+#if COOP_CUDA_COMPILER
+  ::cuda::atomic_thread_fence(::cuda::std::memory_order_release, ::cuda::thread_scope_device);
+#else
+  ::std::atomic_thread_fence(::std::memory_order_release);
+#endif
+}
+
 /// A full fence at device scope: what this thread wrote is visible before what it writes next.
 COOP_HD inline void fence_seq_cst() {
 #if COOP_CUDA_COMPILER

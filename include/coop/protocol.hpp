@@ -26,7 +26,8 @@ struct Membership {
   std::uint32_t fork_granted = 0;  ///< G: capacity granted to the next fork (target above M)
 };
 
-// The membership word, 4 x 16 bits: M; the arrivals at the current global barrier; the removed
+// The membership word, 4 x 16 bits: M; the arrivals at global barriers (cumulative, modulo
+// 2^16: the release word says where the current barrier's count starts); the removed
 // workgroups that have not yet seen their removal ("leaving": no id is reused and no barrier
 // completes until they are gone); a version. Every change of M is one CAS of this word and
 // arriving at a barrier one atomic add, so the workgroup that completes a barrier sees all
@@ -61,9 +62,22 @@ inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 
 /// Scheduler channel of one job. The scheduler writes only `target` and `suspend` (plain
 /// stores: on the GPU they arrive by copy from the host, so they cannot take part in a CAS);
-/// everything else is written by the workgroups. Hot fields sit on their own cache lines.
+/// everything else is written by the workgroups. The membership word, which every barrier
+/// arrival updates atomically, has a line of its own; what a workgroup reads on arriving at a
+/// barrier (release word, target, suspend flag, N) shares another, so that is one request.
 struct Channel {
   alignas(128) std::uint64_t membership = 0;  ///< M | arrived | leaving | version
+  std::uint32_t kill_ready = 0;               ///< workgroups announced for a batch exit (a hint)
+  std::uint32_t finished = 0;                 ///< workgroups that returned from the kernel normally
+  std::uint32_t abort = 0;                    ///< set when the job must stop (error elsewhere)
+  std::uint32_t suspended = 0;                ///< set by workgroup 0 when a suspension took effect
+
+  /// Written to end a barrier, 4 x 16 bits: the generation; the arrival count at which the
+  /// next barrier starts; the threshold at and above which ids leave (kKeepAll: none, kDecide:
+  /// workgroup 0 must decide a resize first); M after the barrier. One word, so a waiting
+  /// workgroup learns all with the load that sees the barrier end, and nobody resets the
+  /// arrivals.
+  alignas(128) std::uint64_t release = 0;
   /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
   /// grant of capacity that is free now (G = target - M).
   std::uint32_t target = 0;
@@ -73,15 +87,6 @@ struct Channel {
   std::uint32_t max_groups = 0;  ///< N
   std::uint32_t flags = 0;
   std::uint64_t seed = 0;
-  std::uint32_t finished = 0;   ///< workgroups that returned from the kernel normally
-  std::uint32_t abort = 0;      ///< set when the job must stop (error elsewhere)
-  std::uint32_t suspended = 0;  ///< set by workgroup 0 when a suspension took effect
-
-  /// Written to end a barrier: the generation (low half) and the threshold at and above which
-  /// ids leave (high half; kKeepAll: none, kDecide: workgroup 0 must decide a resize first).
-  /// One word, so a waiting workgroup learns both with the load that sees the barrier end.
-  alignas(128) std::uint64_t release = 0;
-  std::uint32_t kill_ready = 0;  ///< workgroups announced for a batch exit (a hint)
 
   alignas(128) std::uint32_t kills = 0;
   std::uint32_t forks = 0;
@@ -112,6 +117,7 @@ COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
 COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
   ch.membership =
       ((ch.membership & ~(kVersionOne - 1)) + kVersionOne) | m;  // none arriving, leaving
+  ch.release &= 0xffffu;  // the generation goes on; the arrival count starts at 0
   ch.suspend = 0;
   ch.suspended = 0;
   ch.finished = 0;
@@ -144,6 +150,11 @@ COOP_HD inline Membership view_membership(Channel& ch) {
 //   void on_membership(uint32_t before, uint32_t after);   M changed (timeline, scheduler)
 //   void barrier_unreachable(int site, uint32_t arrived, uint32_t active, uint32_t finished);
 //   void invariant_failed(const char* what);       protocol/scheduler bug or misuse
+
+/// A barrier's answer as a workgroup-level primitive passes it on: bit 0 = removed, M above.
+COOP_HD constexpr std::uint64_t barrier_result(std::uint32_t m_after) {
+  return m_after == 0 ? 1u : std::uint64_t(m_after) << 1;
+}
 
 template <class Env>
 class Protocol {
@@ -204,44 +215,52 @@ class Protocol {
   }
 
   /// A global barrier (resizing or not) reached by thread 0 of workgroup `id`, after its
-  /// workgroup barrier. Returns true if the workgroup was removed by a resizing barrier
-  /// (workgroup 0 only when the job was suspended).
+  /// workgroup barrier. Returns M after the barrier, or 0 if the workgroup was removed by a
+  /// resizing barrier (workgroup 0 only when the job was suspended).
   ///
   /// The last workgroup to arrive ends the barrier itself when nothing is asked of it (one
   /// atomic per workgroup and one release word, like a plain grid barrier). When the scheduler
-  /// wants a resize, a suspension, or the policy is adversarial, it hands the decision to
-  /// workgroup 0 (which owns the transmitted state new workgroups inherit) by publishing the
-  /// next generation with threshold kDecide; the others keep waiting for the final word.
-  COOP_HD bool barrier(std::uint32_t id, bool resizing, int site) {
+  /// wants a resize or a suspension, removed workgroups have not all left yet, or the policy is
+  /// adversarial, it hands the decision to workgroup 0 (which owns the transmitted state new
+  /// workgroups inherit) by publishing the next generation with threshold kDecide; the others
+  /// keep waiting for the final word.
+  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
     atomic<std::uint64_t> release(ch_.release);
-    const std::uint32_t gen = std::uint32_t(release.load(order::relaxed));
-    // Read before arriving: a request that lands during the barrier is honoured at the next.
+    // The fences instead of an acq_rel add let these loads overlap the add: one round trip.
+    // The target and suspension are read before arriving: a request that lands during the
+    // barrier is honoured at the next.
+    fence_release();
+    const std::uint64_t last = release.load(order::relaxed);
     const std::uint32_t t = target();
     const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
-    const std::uint64_t before = word().fetch_add(kArrivedOne);
+    const std::uint64_t before = word().fetch_add(kArrivedOne, order::relaxed);
+    const std::uint32_t gen = gen_of(last), base = base_of(last);
     const std::uint32_t m = active_of(before);
-    if (arrived_of(before) + 1 == m) {
-      // Every member is here, so nobody else can change the word until the release.
-      word().fetch_sub(std::uint64_t(m) * kArrivedOne, order::relaxed);
-      const bool quiet =
-          leaving_of(before) == 0 && (!resizing || (!(flags_ & flag_adversarial) && sus == 0 &&
-                                                    ((flags_ & flag_no_resize) || t == m)));
+    if (((arrived_of(before) + 1 - base) & 0xffffu) == m) {
+      // Every member is here, so nobody else can change the word until the release. (Only the
+      // last arrival needs the acquire now; the others take it when they see the release.)
+      fence_acquire();
+      const bool quiet = leaving_of(before) == 0 &&
+                         (!resizing || (!(flags_ & flag_adversarial) && sus == 0 &&
+                                        ((flags_ & flag_no_resize) || resize_target(t, m) == m)));
       if (quiet) {
-        release.store(std::uint64_t(kKeepAll) << 32 | (gen + 1));
+        release.store(release_word(gen + 1, next_base(base + m), kKeepAll, m));
         atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
-        return false;
+        return m;
       }
-      if (id == 0) return decide(gen, resizing, site);
-      release.store(std::uint64_t(kDecide) << 32 | (gen + 1));
+      if (id == 0) return decide(last, m, resizing, site);
+      release.store(release_word(gen + 1, base, kDecide, m));  // base: decide() moves it
     }
     bool removed = false;
+    std::uint32_t after = 0;
     for (std::uint32_t spins = 1;; ++spins) {
       const std::uint64_t w = release.load(order::relaxed);
-      const std::uint32_t now = std::uint32_t(w), threshold = std::uint32_t(w >> 32);
-      if (now != gen) {
+      const std::uint32_t passed = (gen_of(w) - gen) & 0xffffu, threshold = threshold_of(w);
+      after = std::uint32_t(w >> 48);
+      if (passed != 0) {
         // Later barriers went on without us: we were removed here (no barrier completes and
         // no id is reused while we count as leaving), and the word that said so is gone.
-        if (now != gen + 1) {
+        if (passed != 1) {
           removed = resizing;
           break;
         }
@@ -251,16 +270,16 @@ class Protocol {
         }
         if (id == 0) {
           fence_acquire();
-          return decide(gen, resizing, site);
+          return decide(last, after, resizing, site);  // the marker carries the arrivals
         }
       }
-      if ((spins & 1023) == 0) check_reachable(gen, site);
+      if ((spins & 1023) == 0) check_reachable(last, site);
       env_.relax(WaitKind::barrier_slave, site);
     }
     fence_acquire();
-    if (!removed) return false;
+    if (!removed) return after;
     word().fetch_sub(kLeavingOne);  // our id may be reused now
-    return true;
+    return 0;
   }
 
   /// A workgroup returned from the kernel normally.
@@ -306,7 +325,7 @@ class Protocol {
       std::uint32_t floor = target() > keep() ? target() : keep();
       bool wanted = id >= floor && id < m;
       bool give_up =
-          arrived_of(raw) != 0 || atomic<std::uint32_t>(ch_.finished).load(order::relaxed) != 0;
+          filling(raw) != 0 || atomic<std::uint32_t>(ch_.finished).load(order::relaxed) != 0;
       if (!wanted || give_up) {
         if (!waiting) return false;
         announced.fetch_and(~bit);
@@ -361,7 +380,7 @@ class Protocol {
     bool eligible =
         (flags_ & flag_any_order) ? removable(id, m) : (id + 1 == m && removable(id, m));
     // Never while a barrier fills: the arrivals are counted against M.
-    if (!eligible || arrived_of(raw) != 0 || (env_.random() & 1u) == 0) return false;
+    if (!eligible || filling(raw) != 0 || (env_.random() & 1u) == 0) return false;
     if (!word().cas(raw, with_active(raw, m - 1))) return false;
     leave_id(id);
     atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
@@ -372,7 +391,7 @@ class Protocol {
   COOP_HD bool kill_any(std::uint32_t id, std::uint64_t raw) {
     for (;;) {
       std::uint32_t m = active_of(raw);
-      if (target() >= m || !removable(id, m) || arrived_of(raw) != 0) return false;
+      if (target() >= m || !removable(id, m) || filling(raw) != 0) return false;
       if (word().cas(raw, with_active(raw, m - 1))) {
         leave_id(id);
         atomic<std::uint32_t>(ch_.kills).fetch_add(1, order::relaxed);
@@ -382,7 +401,39 @@ class Protocol {
     }
   }
 
-  static constexpr std::uint32_t kKeepAll = 0xffffffffu, kDecide = 0xfffffffeu;
+  static constexpr std::uint32_t kKeepAll = 0xffffu, kDecide = 0xfffeu;  // above any id
+  COOP_HD static std::uint64_t release_word(std::uint32_t gen, std::uint32_t base,
+                                            std::uint32_t threshold, std::uint32_t m) {
+    return std::uint64_t(m) << 48 | std::uint64_t(threshold & 0xffffu) << 32 |
+           std::uint64_t(base & 0xffffu) << 16 | (gen & 0xffffu);
+  }
+  COOP_HD static std::uint32_t gen_of(std::uint64_t w) { return std::uint32_t(w & 0xffffu); }
+  COOP_HD static std::uint32_t base_of(std::uint64_t w) {
+    return std::uint32_t((w >> 16) & 0xffffu);
+  }
+  COOP_HD static std::uint32_t threshold_of(std::uint64_t w) {
+    return std::uint32_t((w >> 32) & 0xffffu);
+  }
+  // The M a resizing barrier moves to for target t (the scheduler-driven rule).
+  COOP_HD std::uint32_t resize_target(std::uint32_t t, std::uint32_t m) const {
+    if (t < m) {
+      const std::uint32_t to = (flags_ & flag_plain_barrier) ? m - 1 : t;
+      return to > 1 ? to : 1;
+    }
+    return t < ch_.max_groups ? t : ch_.max_groups;
+  }
+  // Where the next barrier's arrivals start. The count must never carry into the leaving
+  // field, so once the next barrier could reach the top it is brought back to 0 (a rare extra
+  // atomic, before the release that publishes it).
+  COOP_HD std::uint32_t next_base(std::uint32_t count) {
+    if (count <= 0xffffu - ch_.max_groups) return count;
+    word().fetch_sub(std::uint64_t(count) * kArrivedOne, order::relaxed);
+    return 0;
+  }
+  // Arrivals at the barrier now filling (0: none is).
+  COOP_HD std::uint32_t filling(std::uint64_t raw) const {
+    return (arrived_of(raw) - base_of(atomic<std::uint64_t>(ch_.release).load())) & 0xffffu;
+  }
 
   // What workgroup 0 decides from, with every member waiting at the barrier.
   struct Snapshot {
@@ -393,31 +444,37 @@ class Protocol {
   // Workgroup 0 at a barrier the last arrival could not end alone: waits until removed
   // workgroups are gone (a slow one must see its own removal before the release word moves
   // on, and its id may be reused), decides a resize, releases, then starts new workgroups.
-  COOP_HD bool decide(std::uint32_t gen, bool resizing, int site) {
+  // `last`: the release word of the barrier before; `arrivals`: this barrier's (M at its end).
+  COOP_HD std::uint32_t decide(std::uint64_t last, std::uint32_t arrivals, bool resizing,
+                               int site) {
     Snapshot snap;
     while (leaving_of(snap.membership = word().load()) != 0)
       env_.relax(WaitKind::barrier_master, site);
     snap.target = target();
     snap.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
     const Resize r = resizing ? resize(site, snap) : Resize{kKeepAll, 0, 0};
-    atomic<std::uint64_t>(ch_.release).store(std::uint64_t(r.threshold) << 32 | (gen + 1));
+    const std::uint32_t after = active_of(word().load(order::relaxed));
+    atomic<std::uint64_t>(ch_.release)
+        .store(release_word(gen_of(last) + 1, next_base(base_of(last) + arrivals), r.threshold,
+                            after));
     atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
     // New workgroups start only now: had they started before the release they could read the
     // old generation at the next barrier and pass it early.
     if (r.grow > 0) start_groups(r.first_new, r.grow, site);
-    return r.threshold == 0;  // suspended: workgroup 0 leaves too
+    return r.threshold == 0 ? 0 : after;  // suspended: workgroup 0 leaves too
   }
 
   // A barrier can never complete once a member has returned from the kernel (M counts it).
   // Only while this barrier (generation `gen`) is still open: a workgroup that has not yet
   // looked at a release must not blame the kernel for what others did after it.
-  COOP_HD void check_reachable(std::uint32_t gen, int site) {
+  COOP_HD void check_reachable(std::uint64_t last, int site) {
     const std::uint32_t done = atomic<std::uint32_t>(ch_.finished).load();
     if (done == 0) return;
     const std::uint64_t raw = word().load();
-    if (arrived_of(raw) + done < active_of(raw)) return;
-    if (std::uint32_t(atomic<std::uint64_t>(ch_.release).load()) != gen) return;
-    env_.barrier_unreachable(site, arrived_of(raw), active_of(raw), done);
+    const std::uint32_t arrived = (arrived_of(raw) - base_of(last)) & 0xffffu;
+    if (arrived + done < active_of(raw)) return;
+    if (gen_of(atomic<std::uint64_t>(ch_.release).load()) != gen_of(last)) return;
+    env_.barrier_unreachable(site, arrived, active_of(raw), done);
   }
 
   struct Resize {
@@ -446,17 +503,11 @@ class Protocol {
       } else if (flags_ & flag_adversarial) {
         to = 1 + std::uint32_t(env_.random() % ch_.max_groups);
       } else {
-        std::uint32_t t = target();
-        if (t < m) {
-          // Query barrier: everything above the target leaves at once. Plain barrier (paper
-          // §4.2 without query): one workgroup per barrier. The paper's slaves offered on
-          // arrival, which lets M change while late workgroups are still in the interval;
-          // deciding here, with every workgroup present, keeps M stable between barriers.
-          to = (flags_ & flag_plain_barrier) ? m - 1 : (t > 1 ? t : 1);
-          if (to < 1) to = 1;
-        } else if (t > m) {
-          to = t < ch_.max_groups ? t : ch_.max_groups;
-        }
+        // Query barrier: everything above the target leaves at once. Plain barrier (paper
+        // §4.2 without query): one workgroup per barrier. The paper's slaves offered on
+        // arrival, which lets M change while late workgroups are still in the interval;
+        // deciding here, with every workgroup present, keeps M stable between barriers.
+        to = resize_target(target(), m);
       }
       if (to == m) return none;
       // The removed workgroups (all but this one when suspending) count as leaving until

@@ -4,8 +4,8 @@
 // Every figure is a median over repetitions with its spread; ratios are against the baseline
 // measured in the same run.
 #include <cooperative_groups.h>
-#include <cuda/atomic>
 #include <cuda_runtime.h>
+#include <cuda/atomic>
 
 #include <algorithm>
 #include <chrono>
@@ -113,7 +113,7 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
   SharedArray<std::uint64_t> ns(2);
   for (int per_sm : {1, full}) {
     const std::uint32_t blocks = std::uint32_t(sms * per_sm);
-    std::vector<double> sync_us, resize_us, global_us;
+    std::vector<double> sync_us, resize_us, global_us, plain_us, fixed_us;
     for (int rep = 0; rep < reps; ++rep) {
       void* args[] = {(void*)&rounds, (void*)&ns[0]};
       std::uint64_t* nsp = ns.data();
@@ -127,18 +127,36 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
         job.wait();
         (resizing ? resize_us : global_us).push_back(double(ns[1] - ns[0]) / rounds / 1e3);
       }
+      // Resizing barriers of a job whose scheduler never resizes (the overhead runs' setting).
+      auto fixed = rt.launch<BarrierLoop>(
+          {.max_groups = blocks, .threads = threads, .policy = Policy::fixed()},
+          {rounds, ns.data(), true});
+      fixed.wait();
+      fixed_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      // The same kernel body as a plain persistent kernel (CUDA's grid barrier): what the
+      // protocol costs beyond the barrier itself.
+      auto plain = rt.launch<BarrierLoop>(
+          {.max_groups = blocks, .threads = threads, .mode = Mode::persistent},
+          {rounds, ns.data(), true});
+      plain.wait();
+      plain_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
     }
-    Stat s = stat(sync_us), r = stat(resize_us), g = stat(global_us);
+    Stat s = stat(sync_us), r = stat(resize_us), g = stat(global_us), pl = stat(plain_us),
+         fx = stat(fixed_us);
     std::printf(
         "barrier  %5u blocks (%2d/SM): grid.sync %.2f us | resizing %.2f us (%.2fx) | "
-        "global %.2f us (%.2fx)\n",
-        blocks, per_sm, s.median, r.median, r.median / s.median, g.median, g.median / s.median);
+        "resizing, fixed policy %.2f us (%.2fx) | global %.2f us (%.2fx) | same kernel, "
+        "persistent mode %.2f us (%.2fx)\n",
+        blocks, per_sm, s.median, r.median, r.median / s.median, fx.median, fx.median / s.median,
+        g.median, g.median / s.median, pl.median, pl.median / s.median);
     out.push_back({{"blocks", blocks},
                    {"blocks_per_sm", per_sm},
                    {"threads", threads},
                    {"grid_sync_us", to_json(s)},
                    {"resizing_barrier_us", to_json(r)},
                    {"global_barrier_us", to_json(g)},
+                   {"persistent_mode_us", to_json(pl)},
+                   {"resizing_fixed_policy_us", to_json(fx)},
                    {"resizing_vs_grid_sync", r.median / s.median},
                    {"global_vs_grid_sync", g.median / s.median}});
   }
@@ -194,9 +212,10 @@ json bench_offer(Runtime& rt, int reps) {
   Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]);
   double overhead = (o.median - b.median) / b.median * 100;
   double bar_overhead = (bar.median - b.median) / b.median * 100;
-  std::printf("offer_kill (idle) in a %.2f us loop: %.3f us/iteration with it (+%.2f%%, %.3f us);"
-              " one bare workgroup barrier instead: +%.2f%%\n",
-              b.median, o.median, overhead, o.median - b.median, bar_overhead);
+  std::printf(
+      "offer_kill (idle) in a %.2f us loop: %.3f us/iteration with it (+%.2f%%, %.3f us);"
+      " one bare workgroup barrier instead: +%.2f%%\n",
+      b.median, o.median, overhead, o.median - b.median, bar_overhead);
   return {{"iteration_us", to_json(b)},
           {"iteration_with_offer_us", to_json(o)},
           {"iteration_with_workgroup_barrier_us", to_json(bar)},
@@ -408,9 +427,10 @@ json bench_control(int reps) {
     }
     CK(cudaStreamSynchronize(side));
     Stat st = stat(rtt);
-    std::printf("control write -> device sees it -> host sees the echo, %s: median %.1f us (p99 "
-                "%.1f)\n",
-                method == 0 ? "cudaMemcpyAsync" : "cuStreamWriteValue32", st.median, st.p99);
+    std::printf(
+        "control write -> device sees it -> host sees the echo, %s: median %.1f us (p99 "
+        "%.1f)\n",
+        method == 0 ? "cudaMemcpyAsync" : "cuStreamWriteValue32", st.median, st.p99);
     out[method == 0 ? "memcpy_async_rtt_us" : "stream_write_value_rtt_us"] = to_json(st);
   }
   CK(cudaStreamDestroy(side));
@@ -435,9 +455,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--json FILE] [--reps N] [--only barrier|offer|gather|task|control]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr, "usage: %s [--json FILE] [--reps N] [--only barrier|offer|gather|task|control]\n",
+          argv[0]);
       return 2;
     }
   }

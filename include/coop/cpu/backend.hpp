@@ -99,7 +99,9 @@ class Ctx {
   Ctx(Workgroup<K>& wg, unsigned lid, Env<K>* env) : wg_(wg), lid_(lid), env_(env) {}
 
   COOP_HD std::uint32_t group_id() const { COOP_HOST_BODY(return wg_.id;) }
-  COOP_HD std::uint32_t num_groups() const { COOP_HOST_BODY(return protocol().active();) }
+  COOP_HD std::uint32_t num_groups() const {
+    COOP_HOST_BODY(return m_seen_ ? m_seen_ : protocol().active();)
+  }
   COOP_HD std::uint32_t max_groups() const { COOP_HOST_BODY(return wg_.job->max_groups();) }
   COOP_HD std::uint32_t local_id() const { COOP_HOST_BODY(return lid_;) }
   COOP_HD std::uint32_t local_size() const { COOP_HOST_BODY(return wg_.threads;) }
@@ -117,23 +119,25 @@ class Ctx {
                    wg_.sync(detail::SiteKind::workgroup_barrier, site, lid_);)
   }
   COOP_HD bool offer_kill(int site = __builtin_LINE()) {
-    COOP_HOST_BODY(return collective(detail::SiteKind::offer_kill, site, [&] {
-                            return protocol().offer_kill(wg_.id, site) ? 1u : 0u;
-                          }) != 0;)
+    COOP_HOST_BODY(m_seen_ = 0; return collective(detail::SiteKind::offer_kill, site, [&] {
+                                         return protocol().offer_kill(wg_.id, site) ? 1u : 0u;
+                                       }) != 0;)
   }
   COOP_HD std::uint32_t request_fork(int site = __builtin_LINE()) {
-    COOP_HOST_BODY(return std::uint32_t(collective(detail::SiteKind::request_fork, site, [&] {
-                            return protocol().request_fork(wg_.id, site);
-                          }));)
+    COOP_HOST_BODY(m_seen_ = 0;
+                   return std::uint32_t(collective(detail::SiteKind::request_fork, site, [&] {
+                     return protocol().request_fork(wg_.id, site);
+                   }));)
   }
   COOP_HD void global_barrier(int site = __builtin_LINE()) {
-    COOP_HOST_BODY(collective(detail::SiteKind::global_barrier, site,
-                              [&] { return protocol().barrier(wg_.id, false, site) ? 1u : 0u; });)
+    COOP_HOST_BODY(seen(collective(detail::SiteKind::global_barrier, site, [&] {
+                     return detail::barrier_result(protocol().barrier(wg_.id, false, site));
+                   }));)
   }
   COOP_HD bool resizing_barrier(int site = __builtin_LINE()) {
-    COOP_HOST_BODY(return collective(detail::SiteKind::resizing_barrier, site, [&] {
-                            return protocol().barrier(wg_.id, true, site) ? 1u : 0u;
-                          }) != 0;)
+    COOP_HOST_BODY(return seen(collective(detail::SiteKind::resizing_barrier, site, [&] {
+                            return detail::barrier_result(protocol().barrier(wg_.id, true, site));
+                          }));)
   }
   COOP_HD std::uint32_t query(int site = __builtin_LINE()) {
     COOP_HOST_BODY(return std::uint32_t(collective(detail::SiteKind::query, site,
@@ -173,16 +177,22 @@ class Ctx {
       env_->begin_wait();
       wg_.result = thread0();
       wg_.job->clear_wait(wg_.id);
-      if (wg_.result &&
+      if ((wg_.result & 1) &&
           (kind == detail::SiteKind::offer_kill || kind == detail::SiteKind::resizing_barrier))
         wg_.killed = true;
     } wg_.sync(kind, site, lid_);
                    std::uint64_t r = wg_.result; return r;)
   }
 
+  // After a barrier: M as it left it (the grid-stride loops after it use the same value).
+  COOP_HD bool seen(std::uint64_t result) {
+    COOP_HOST_BODY(m_seen_ = std::uint32_t(result >> 1); return (result & 1) != 0;)
+  }
+
   Workgroup<K>& wg_;
   unsigned lid_;
-  Env<K>* env_;  // thread 0's; other threads never touch it
+  Env<K>* env_;               // thread 0's; other threads never touch it
+  std::uint32_t m_seen_ = 0;  ///< M from the last barrier (0: not known, read it)
 };
 
 /// A running cooperative kernel of type K on the CPU backend.

@@ -185,8 +185,11 @@ class Env {
   std::uint64_t state_ = 0;
 };
 
-/// The kernel context of one GPU thread (see include/coop/kernel.hpp).
-template <class K>
+/// The kernel context of one GPU thread (see include/coop/kernel.hpp). `Fresh`: the block
+/// starts at resume point 0 (the launch grid), known at compile time, so the kernel's resume
+/// switch folds away and its loops stay reducible for the optimiser; joining grids start
+/// anywhere.
+template <class K, bool Fresh>
 class Ctx {
  public:
   __device__ Ctx(const LaunchArgs<K>& a, BlockState<K>& bs, std::uint32_t id, Env<K>& env)
@@ -195,7 +198,10 @@ class Ctx {
   }
 
   __device__ std::uint32_t group_id() const { return id_; }
+  // M as the last barrier left it, while no primitive of this workgroup has run since: the
+  // grid-stride loops between two barriers then agree on it without a load per call.
   __device__ std::uint32_t num_groups() const {
+    if (m_seen_) return m_seen_;
     return coop::detail::active_of(dev_atomic<std::uint64_t>(a_.state->channel.membership).load());
   }
   __device__ std::uint32_t max_groups() const { return a_.state->channel.max_groups; }
@@ -205,7 +211,7 @@ class Ctx {
     return std::uint64_t(id_) * blockDim.x + threadIdx.x;
   }
   __device__ std::uint64_t global_size() const { return std::uint64_t(num_groups()) * blockDim.x; }
-  __device__ int resume_point() const { return a_.site; }
+  __device__ int resume_point() const { return Fresh ? 0 : a_.site; }
   __device__ shared_t<K>& shared() { return bs_.shared; }
 
   __device__ void barrier(int = 0) { __syncthreads(); }
@@ -217,6 +223,7 @@ class Ctx {
   // allows: offer_kill may always decline.
   __device__ bool offer_kill(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return false;
+    m_seen_ = 0;
     bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
                  seen_target_ < coop::detail::active_of(seen_word_);
     bool any = __syncthreads_or(maybe);
@@ -226,6 +233,7 @@ class Ctx {
   }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return 0;
+    m_seen_ = 0;
     bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
                  seen_target_ > coop::detail::active_of(seen_word_);
     bool any = __syncthreads_or(maybe);
@@ -234,10 +242,12 @@ class Ctx {
     return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
   }
   __device__ void global_barrier(int site = 0) {
-    collective([&] { return protocol().barrier(id_, false, site) ? 1u : 0u; }, false);
+    seen(collective(
+        [&] { return coop::detail::barrier_result(protocol().barrier(id_, false, site)); }, false));
   }
   __device__ bool resizing_barrier(int site = 0) {
-    return collective([&] { return protocol().barrier(id_, true, site) ? 1u : 0u; }, true) != 0;
+    return seen(collective(
+        [&] { return coop::detail::barrier_result(protocol().barrier(id_, true, site)); }, true));
   }
   __device__ std::uint32_t query(int = 0) {
     return std::uint32_t(collective([&] { return protocol().query(); }, false));
@@ -292,11 +302,16 @@ class Ctx {
       env_.begin_wait();
       std::uint64_t r = thread0();
       bs_.result = r;
-      if (may_leave && r) bs_.flags |= block_killed;
+      if (may_leave && (r & 1)) bs_.flags |= block_killed;
     }
     __syncthreads();
     if (bs_.flags & block_aborted) asm volatile("exit;");
     return bs_.result;
+  }
+
+  __device__ bool seen(std::uint64_t result) {
+    m_seen_ = std::uint32_t(result >> 1);
+    return (result & 1) != 0;
   }
 
   const LaunchArgs<K>& a_;
@@ -305,6 +320,7 @@ class Ctx {
   Env<K>& env_;
   std::uint64_t seen_word_ = 0;
   std::uint32_t seen_target_ = 0;
+  std::uint32_t m_seen_ = 0;  ///< M from the last barrier (0: not known, read it)
 };
 
 /// Every block of every grid of a job of kernel K runs this.
@@ -318,8 +334,13 @@ __global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
   __syncthreads();
   transmit_t<K> t = a.transmit;
   Env<K> env(a, bs, id, &t);
-  Ctx<K> ctx(a, bs, id, env);
-  K{}(ctx, a.params, t);
+  if (a.site == 0) {
+    Ctx<K, true> ctx(a, bs, id, env);
+    K{}(ctx, a.params, t);
+  } else {
+    Ctx<K, false> ctx(a, bs, id, env);
+    K{}(ctx, a.params, t);
+  }
   __syncthreads();
   if (threadIdx.x == 0) block_exit(a, (bs.flags & (block_killed | block_aborted)) == 0);
 }
@@ -330,7 +351,7 @@ __global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
 template <class K>
 class PlainCtx {
  public:
-  __device__ explicit PlainCtx(BlockState<K>& bs) : bs_(bs) {}
+  __device__ PlainCtx(BlockState<K>& bs, std::uint32_t* barriers) : bs_(bs), barriers_(barriers) {}
 
   __device__ std::uint32_t group_id() const { return blockIdx.x; }
   __device__ std::uint32_t num_groups() const { return gridDim.x; }
@@ -347,9 +368,13 @@ class PlainCtx {
   __device__ void barrier(int = 0) { __syncthreads(); }
   __device__ bool offer_kill(int = 0) { return false; }
   __device__ std::uint32_t request_fork(int = 0) { return 0; }
-  __device__ void global_barrier(int = 0) { cooperative_groups::this_grid().sync(); }
-  __device__ bool resizing_barrier(int = 0) {
+  __device__ void global_barrier(int = 0) {
     cooperative_groups::this_grid().sync();
+    // Counted for the job's statistics by one thread (a fire-and-forget reduction).
+    if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(barriers_, 1u);
+  }
+  __device__ bool resizing_barrier(int = 0) {
+    global_barrier();
     return false;
   }
   __device__ std::uint32_t query(int = 0) { return 0; }
@@ -368,6 +393,7 @@ class PlainCtx {
 
  private:
   BlockState<K>& bs_;
+  std::uint32_t* barriers_;
 };
 
 /// Every block of a Mode::persistent job of kernel K runs this (one cooperative grid).
@@ -378,7 +404,7 @@ __global__ void plain_kernel(const __grid_constant__ LaunchArgs<K> a) {
   for (std::uint32_t i = threadIdx.x; i < sizeof(BlockState<K>); i += blockDim.x) raw[i] = 0;
   __syncthreads();
   transmit_t<K> t = a.transmit;
-  PlainCtx<K> ctx(bs);
+  PlainCtx<K> ctx(bs, &a.state->channel.barriers);
   K{}(ctx, a.params, t);
   __syncthreads();
   if (threadIdx.x == 0) block_exit(a, true);
