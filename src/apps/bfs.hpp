@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include "apps/common.hpp"
+#include "examples/frontier_bfs.hpp"
 
 namespace coop::apps {
 
@@ -73,22 +73,10 @@ struct BfsRun {
   Bfs::Params params;
 };
 
-/// Reference: sequential queue BFS; levels (-1 unreachable).
+/// Reference: sequential queue BFS (the example's); levels, -1 unreachable.
 inline std::vector<std::int64_t> reference_bfs(const graph::Graph& g, std::uint32_t source) {
-  std::vector<std::int64_t> level(g.n(), -1);
-  std::queue<std::uint32_t> q;
-  level[source] = 0;
-  q.push(source);
-  while (!q.empty()) {
-    std::uint32_t v = q.front();
-    q.pop();
-    for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e)
-      if (level[g.col[e]] < 0) {
-        level[g.col[e]] = level[v] + 1;
-        q.push(g.col[e]);
-      }
-  }
-  return level;
+  const auto level = examples::reference_bfs(g, source);
+  return std::vector<std::int64_t>(level.begin(), level.end());
 }
 
 }  // namespace coop::apps

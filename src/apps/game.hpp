@@ -119,7 +119,6 @@ struct Game {
     std::uint32_t scored_index[connect4::kWidth];  ///< the children to score, in order
     std::uint32_t children, scored, first;
   };
-  static constexpr std::uint32_t kIdle = 0xffffffffu, kDone = 0xfffffffeu;
 
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
@@ -128,17 +127,12 @@ struct Game {
       COOP_OFFER_KILL(ctx);
       COOP_REQUEST_FORK(ctx);
       {
-        std::uint32_t task = kIdle;
-        if (ctx.local_id() == 0) {
-          if (atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
-              atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok)
-            task = kDone;
-          else if (!p.pools.take(ctx, ctx.group_id() % p.pools.pools, ctx.group_id() + 1, task))
-            task = kIdle;
-        }
-        task = ctx.broadcast(task);
-        if (task == kDone) break;
-        if (task == kIdle) {
+        const std::uint32_t task = next_task(ctx, p.pools, [&] {
+          return atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
+                 atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
+        });
+        if (task == kTaskDone) break;
+        if (task == kTaskIdle) {
           ctx.pause();
           continue;
         }

@@ -84,6 +84,24 @@ struct StealPools {
   }
 };
 
+/// What next_task hands a workgroup besides a task index.
+inline constexpr std::uint32_t kTaskIdle = 0xffffffffu, kTaskDone = 0xfffffffeu;
+
+/// The top of a work-stealing loop, after its offer_kill / request_fork: thread 0 takes the
+/// workgroup's next task (its own pool first, then stealing) unless `done()` says the work is
+/// over, and every thread gets the answer: a task index, kTaskIdle or kTaskDone.
+template <class Ctx, class Done>
+COOP_HD std::uint32_t next_task(Ctx& ctx, const StealPools& pools, Done&& done) {
+  std::uint32_t task = kTaskIdle;
+  if (ctx.local_id() == 0) {
+    if (done())
+      task = kTaskDone;
+    else if (!pools.take(ctx, ctx.group_id() % pools.pools, ctx.group_id() + 1, task))
+      task = kTaskIdle;
+  }
+  return ctx.broadcast(task);
+}
+
 /// The pools' memory: `pools` pools holding `total` tasks between them (at least 64 each).
 struct StealPoolBuffers {
   StealPoolBuffers(std::uint32_t pools, std::uint64_t total)

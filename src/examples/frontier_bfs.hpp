@@ -80,8 +80,10 @@ inline CsrGraph random_graph(std::uint32_t n, std::uint32_t extra, std::uint64_t
   return g;
 }
 
-/// Sequential reference BFS.
-inline std::vector<std::int32_t> reference_bfs(const CsrGraph& g, std::uint32_t source) {
+/// Sequential reference BFS over any CSR graph with `row`, `col` and `n()`: levels, -1 where
+/// unreachable.
+template <class Graph>
+std::vector<std::int32_t> reference_bfs(const Graph& g, std::uint32_t source) {
   std::vector<std::int32_t> level(g.n(), -1);
   std::queue<std::uint32_t> q;
   level[source] = 0;
