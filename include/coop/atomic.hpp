@@ -109,6 +109,16 @@ COOP_HD inline void fence_release() {
 #endif
 }
 
+/// An acquire-release fence at device scope: what this thread read before it happens before
+/// what others read after its later stores (one fence where acquire + release store take two).
+COOP_HD inline void fence_acq_rel() {
+#if COOP_CUDA_COMPILER
+  ::cuda::atomic_thread_fence(::cuda::std::memory_order_acq_rel, ::cuda::thread_scope_device);
+#else
+  ::std::atomic_thread_fence(::std::memory_order_acq_rel);
+#endif
+}
+
 /// A full fence at device scope: what this thread wrote is visible before what it writes next.
 COOP_HD inline void fence_seq_cst() {
 #if COOP_CUDA_COMPILER

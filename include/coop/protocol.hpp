@@ -237,14 +237,17 @@ class Protocol {
     const std::uint32_t gen = gen_of(last), base = base_of(last);
     const std::uint32_t m = active_of(before);
     if (((arrived_of(before) + 1 - base) & 0xffffu) == m) {
-      // Every member is here, so nobody else can change the word until the release. (Only the
-      // last arrival needs the acquire now; the others take it when they see the release.)
-      fence_acquire();
+      // Every member is here, so nobody else can change the word until the release. Only the
+      // last arrival needs the acquire now (the others take it when they see the release); the
+      // same fence orders the release store below, which can then be relaxed: one fence on the
+      // barrier's critical path instead of two.
+      fence_acq_rel();
       const bool quiet = leaving_of(before) == 0 &&
                          (!resizing || (!(flags_ & flag_adversarial) && sus == 0 &&
                                         ((flags_ & flag_no_resize) || resize_target(t, m) == m)));
       if (quiet) {
-        release.store(release_word(gen + 1, next_base(base + m), kKeepAll, m));
+        const std::uint64_t next = release_word(gen + 1, next_base(base + m), kKeepAll, m);
+        release.store(next, order::relaxed);
         atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
         return m;
       }
@@ -428,6 +431,7 @@ class Protocol {
   COOP_HD std::uint32_t next_base(std::uint32_t count) {
     if (count <= 0xffffu - ch_.max_groups) return count;
     word().fetch_sub(std::uint64_t(count) * kArrivedOne, order::relaxed);
+    fence_acq_rel();  // the subtraction lands before a (relaxed) release makes anyone arrive
     return 0;
   }
   // Arrivals at the barrier now filling (0: none is).
