@@ -51,6 +51,26 @@ void expect_valid(Runtime& rt, const apps::Input& in, const apps::RunConfig& cfg
                     << "): " << v.detail;
 }
 
+/// The `coop run` command that repeats one run of input_for's input under `cfg`.
+std::string reproduce(const apps::Input& in, const apps::RunConfig& cfg, const std::string& gen,
+                      std::uint64_t gen_seed) {
+  std::string c = "coop run " + in.app + (test::kOnGpu ? " --backend cuda" : " --backend cpu");
+  if (!gen.empty())
+    c += " --gen " + gen + " --gen-seed " + std::to_string(gen_seed) + " --source " +
+         std::to_string(in.source) + " --priority " +
+         (in.priority == apps::Priority::id ? "id" : "hashed") + " --seed " +
+         std::to_string(in.seed) + " --bc-sources " + std::to_string(in.bc_sources);
+  else if (in.app == "octree")
+    c += " --particles " + std::to_string(in.particles) + " --max-leaf " +
+         std::to_string(in.max_leaf) + " --max-depth " + std::to_string(in.max_depth) + " --seed " +
+         std::to_string(in.seed);
+  else
+    c += " --moves '" + in.moves + "' --depth " + std::to_string(in.depth);
+  return c + " --policy " + cfg.policy.name() + " --groups " + std::to_string(cfg.groups) +
+         " --threads " + std::to_string(cfg.threads) + " --barrier " +
+         (cfg.barrier == ResizeBarrier::plain ? "plain" : "query") + " --validate";
+}
+
 const std::vector<std::string> kGraphApps{"bfs", "l-sssp", "p-sssp", "color", "mis", "bc"};
 
 }  // namespace
@@ -101,13 +121,8 @@ TEST(Apps, AdversarialSchedules) {
       cfg.barrier = seed % 2 ? ResizeBarrier::query : ResizeBarrier::plain;
       apps::Result r = apps::run(*rt, in, cfg);
       apps::Validation v = apps::validate(in, r);
-      ASSERT_TRUE(v.ok) << app << ": " << v.detail << "\nreproduce with: coop run " << app
-                        << (g ? std::string(" --gen ") + shapes[seed % 4] + " --gen-seed " +
-                                    std::to_string(seed)
-                              : std::string())
-                        << " --policy adversarial:" << seed << " --groups " << cfg.groups
-                        << " --threads " << cfg.threads << " --validate (with this test's "
-                        << "input parameters, see input_for)";
+      ASSERT_TRUE(v.ok) << app << ": " << v.detail << "\nreproduce with: "
+                        << reproduce(in, cfg, g ? shapes[seed % 4] : "", seed);
       kills += r.stats.kills;
       forked += r.stats.forked_groups;
     }
