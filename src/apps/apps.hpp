@@ -61,6 +61,7 @@ struct Input {
   mutable std::shared_ptr<const graph::Graph> symmetric, transposed;
   mutable std::shared_ptr<GraphBuffers> buffers;
   mutable std::vector<Particle> particle_set;
+  mutable std::uint32_t particle_seed = 0;  ///< the seed particle_set was made with
 };
 
 struct RunConfig {

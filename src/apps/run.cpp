@@ -121,8 +121,10 @@ Result run(Runtime& rt, const Input& in, const RunConfig& cfg) {
     run_phased<Bc>(rt, cfg, b, r);
     r.centrality = b.bc.to_vector();
   } else if (app == "octree") {
-    if (in.particle_set.size() != in.particles)
+    if (in.particle_set.size() != in.particles || in.particle_seed != in.seed) {
       in.particle_set = make_particles(in.particles, in.seed);
+      in.particle_seed = in.seed;
+    }
     OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth);
     run_kernel<Octree>(rt, cfg, b.params, {}, r);
     if (*b.error == octree_out_of_nodes)
