@@ -91,42 +91,23 @@ class atomic {
   atomic_ref_impl<T> ref_;
 };
 
-/// An acquire fence at device scope: orders the relaxed loads before it with everything after.
-COOP_HD inline void fence_acquire() {
+/// A fence at device scope with order `o`.
+COOP_HD inline void fence(order o) {
 #if COOP_CUDA_COMPILER
-  ::cuda::atomic_thread_fence(::cuda::std::memory_order_acquire, ::cuda::thread_scope_device);
+  ::cuda::atomic_thread_fence(to_std(o), ::cuda::thread_scope_device);
 #else
-  ::std::atomic_thread_fence(::std::memory_order_acquire);
+  ::std::atomic_thread_fence(to_std(o));
 #endif
 }
-
-/// A release fence at device scope: this thread's earlier accesses before its later stores.
-COOP_HD inline void fence_release() {
-#if COOP_CUDA_COMPILER
-  ::cuda::atomic_thread_fence(::cuda::std::memory_order_release, ::cuda::thread_scope_device);
-#else
-  ::std::atomic_thread_fence(::std::memory_order_release);
-#endif
-}
-
-/// An acquire-release fence at device scope: what this thread read before it happens before
-/// what others read after its later stores (one fence where acquire + release store take two).
-COOP_HD inline void fence_acq_rel() {
-#if COOP_CUDA_COMPILER
-  ::cuda::atomic_thread_fence(::cuda::std::memory_order_acq_rel, ::cuda::thread_scope_device);
-#else
-  ::std::atomic_thread_fence(::std::memory_order_acq_rel);
-#endif
-}
-
-/// A full fence at device scope: what this thread wrote is visible before what it writes next.
-COOP_HD inline void fence_seq_cst() {
-#if COOP_CUDA_COMPILER
-  ::cuda::atomic_thread_fence(::cuda::std::memory_order_seq_cst, ::cuda::thread_scope_device);
-#else
-  ::std::atomic_thread_fence(::std::memory_order_seq_cst);
-#endif
-}
+/// Acquire: orders the relaxed loads before it with everything after.
+COOP_HD inline void fence_acquire() { fence(order::acquire); }
+/// Release: this thread's earlier accesses before its later stores.
+COOP_HD inline void fence_release() { fence(order::release); }
+/// Acquire-release: what this thread read before it happens before what others read after its
+/// later stores (one fence where an acquire fence and a release store take two).
+COOP_HD inline void fence_acq_rel() { fence(order::acq_rel); }
+/// Full: what this thread wrote is visible before what it writes next.
+COOP_HD inline void fence_seq_cst() { fence(order::seq_cst); }
 
 }  // namespace coop::detail
 
