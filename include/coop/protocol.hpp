@@ -73,10 +73,10 @@ struct Channel {
   std::uint32_t suspended = 0;                ///< set by workgroup 0 when a suspension took effect
 
   /// Written to end a barrier, 4 x 16 bits: the generation; the arrival count at which the
-  /// next barrier starts; the threshold at and above which ids leave (kKeepAll: none, kDecide:
-  /// workgroup 0 must decide a resize first); M after the barrier. One word, so a waiting
-  /// workgroup learns all with the load that sees the barrier end, and nobody resets the
-  /// arrivals.
+  /// next barrier starts; the threshold at and above which ids leave (kKeepAll: none); M after
+  /// the barrier. One word, so a waiting workgroup learns all with the load that sees the
+  /// barrier end, and nobody resets the arrivals. A hand-off to workgroup 0 is marked by
+  /// kKeepAll with M = 0 (no real release has both), the arrivals in the count field.
   alignas(128) std::uint64_t release = 0;
   /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
   /// grant of capacity that is free now (G = target - M).
@@ -222,7 +222,7 @@ class Protocol {
   /// atomic per workgroup and one release word, like a plain grid barrier). When the scheduler
   /// wants a resize or a suspension, removed workgroups have not all left yet, or the policy is
   /// adversarial, it hands the decision to workgroup 0 (which owns the transmitted state new
-  /// workgroups inherit) by publishing the next generation with threshold kDecide; the others
+  /// workgroups inherit) by publishing the next generation as a hand-off mark; the others
   /// keep waiting for the final word.
   COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
     atomic<std::uint64_t> release(ch_.release);
@@ -252,7 +252,7 @@ class Protocol {
         return m;
       }
       if (id == 0) return decide(last, m, resizing, site);
-      release.store(release_word(gen + 1, base, kDecide, m));  // base: decide() moves it
+      release.store(release_word(gen + 1, m, kKeepAll, 0));  // hand-off: the arrivals
     }
     bool removed = false;
     std::uint32_t after = 0;
@@ -267,13 +267,13 @@ class Protocol {
           removed = resizing;
           break;
         }
-        if (threshold != kDecide) {
+        if (!(threshold == kKeepAll && after == 0)) {  // a release, not a hand-off
           removed = resizing && id >= threshold;
           break;
         }
         if (id == 0) {
           fence_acquire();
-          return decide(last, after, resizing, site);  // the marker carries the arrivals
+          return decide(last, base_of(w), resizing, site);
         }
       }
       if ((spins & 1023) == 0) check_reachable(last, site);
@@ -404,7 +404,7 @@ class Protocol {
     }
   }
 
-  static constexpr std::uint32_t kKeepAll = 0xffffu, kDecide = 0xfffeu;  // above any id
+  static constexpr std::uint32_t kKeepAll = 0xffffu;  // above any id
   COOP_HD static std::uint64_t release_word(std::uint32_t gen, std::uint32_t base,
                                             std::uint32_t threshold, std::uint32_t m) {
     return std::uint64_t(m) << 48 | std::uint64_t(threshold & 0xffffu) << 32 |
