@@ -5,10 +5,12 @@
 #define COOP_CUDA_COMPILER 1
 #define COOP_HD __host__ __device__
 #define COOP_DEVICE_FN __device__
+#define COOP_INLINE __forceinline__
 #else
 #define COOP_CUDA_COMPILER 0
 #define COOP_HD
 #define COOP_DEVICE_FN
+#define COOP_INLINE inline __attribute__((always_inline))
 #endif
 
 // True only in the device pass of nvcc (code that runs on the GPU).

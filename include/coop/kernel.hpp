@@ -68,6 +68,7 @@ enum class SiteKind : std::uint8_t {
   global_barrier,
   resizing_barrier,
   query,
+  checkpoint,
   exit,
 };
 const char* site_name(SiteKind k);

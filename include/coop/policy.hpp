@@ -55,6 +55,24 @@ enum class Mode : std::uint8_t {
   persistent,
 };
 
+/// How the scheduler frees capacity for a high-priority task (paper §5.5: cooperative gathering
+/// suits small requests, kernel-level preemption large ones).
+struct PreemptionPolicy {
+  enum class Mode : std::uint8_t {
+    cooperative,  ///< kill workgroups; every job keeps its workgroup 0 running
+    kernel,       ///< suspend whole jobs at their next resizing barrier (M -> 0), then resume
+    hybrid,       ///< cooperative for requests up to `suspend_above`, kernel-level above it
+  };
+  Mode mode = Mode::hybrid;
+  /// hybrid: the fraction of the device above which a request suspends whole jobs. The default
+  /// comes from measurement (docs/interruptible.md, "Choosing the hybrid threshold").
+  double suspend_above = 0.5;
+
+  std::string name() const;
+  /// Parses "cooperative", "kernel", "hybrid" or "hybrid:F"; throws std::invalid_argument.
+  static PreemptionPolicy parse(const std::string& text);
+};
+
 struct LaunchConfig {
   std::uint32_t max_groups = 0;  ///< N: at most this many workgroups (0 = as many as fit)
   std::uint32_t threads = 64;    ///< threads per workgroup

@@ -48,6 +48,8 @@ struct RuntimeOptions {
   bool checking = true;
   /// CPU backend: report a job whose workgroups all wait this long without progress (0 = never).
   double watchdog_s = 20;
+  /// How capacity is freed for tasks: kills, whole-job suspension, or the hybrid of both.
+  PreemptionPolicy preemption{};
 };
 
 /// What a non-cooperative task gets while it holds its workgroups.
@@ -113,6 +115,15 @@ class Runtime {
   TaskRecord run_fraction(double fraction, const std::function<void(Task&)>& work,
                           int priority = 0);
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
+
+  /// Changes how capacity is freed for tasks from now on.
+  void set_preemption(const PreemptionPolicy& p);
+  PreemptionPolicy preemption() const;
+
+  // For coop's own launchers (interruptible kernels): the scheduler and the backend.
+  detail::Scheduler& scheduler() { return *sched_; }
+  bool cpu_checking() const { return opts_.checking; }
+  cuda::DeviceService& cuda_device() { return *cuda_; }
 
  private:
   std::uint32_t checked_groups(const LaunchConfig& cfg) const;

@@ -15,6 +15,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "coop/policy.hpp"
@@ -31,6 +32,23 @@ class JobControl {
   virtual std::uint32_t reported_active() const = 0;
   /// The M the scheduler wants (kill requests above it, fork grants below it).
   virtual void set_target(std::uint32_t target) = 0;
+
+  /// How the scheduler may take the job's capacity besides kills.
+  enum class Preemption : std::uint8_t {
+    none,     ///< kills only (or nothing, for a reserved job)
+    suspend,  ///< also the whole job at its next resizing barrier (a cooperative kernel)
+    whole,    ///< only the whole job, at its next checkpoint (an interruptible kernel)
+  };
+  virtual Preemption preemption() const { return Preemption::none; }
+  /// Asks the job to give up every workgroup at its next preemption point; the backend then
+  /// calls Scheduler::job_suspended (or job_finished if it ends first). Called with the
+  /// scheduler's lock held: it must not call back into the scheduler.
+  virtual void preempt() {}
+  /// Withdraws a preempt() the job has not acted on (the tasks that wanted it are served).
+  virtual void unpreempt() {}
+  /// Restarts a job the scheduler preempted, with `m` workgroups whose capacity is reserved for
+  /// it. Called with the scheduler's lock held, from the scheduler's restart thread.
+  virtual void restart(std::uint32_t m) { (void)m; }
 };
 
 class Scheduler {
@@ -38,6 +56,9 @@ class Scheduler {
   using clock = std::chrono::steady_clock;
 
   explicit Scheduler(std::uint32_t capacity_units);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
   std::uint32_t capacity() const { return capacity_; }
   /// Milliseconds since the scheduler was created (all records use this clock).
   double now_ms() const;
@@ -53,7 +74,9 @@ class Scheduler {
   /// cap(M) policy: change the limit while the job runs.
   void set_cap(JobControl* job, std::uint32_t cap);
   /// The job suspended itself (M = 0): it holds nothing and is not grown until resumed.
-  void job_suspended(JobControl* job);
+  /// `by_scheduler`: the suspension answers preempt() (or a withdrawn one), not the user: the
+  /// scheduler restarts the job when capacity frees.
+  void job_suspended(JobControl* job, bool by_scheduler = false);
   /// Gathers capacity for a suspended job to resume with up to `m` workgroups (at least one);
   /// blocks like admit(). Returns the M to resume with.
   std::uint32_t resume(JobControl* job, std::uint32_t m);
@@ -63,9 +86,12 @@ class Scheduler {
   TaskRecord run_task(std::uint32_t units, std::uint32_t groups, int priority,
                       const std::function<void()>& work);
   std::vector<TaskRecord> task_records() const;
-  /// The most units a task can gather now: all but workgroup 0 of each running job (and all of
-  /// a job that holds its N).
-  std::uint32_t gatherable_units() const;
+  /// The most units a task asking for `wanted` units can gather now: all but workgroup 0 of
+  /// each running job that gives capacity by kills, all of a job the preemption policy would
+  /// suspend for such a request, nothing of a reserved job that cannot be preempted.
+  std::uint32_t gatherable_units(std::uint32_t wanted) const;
+  void set_preemption(const PreemptionPolicy& p);
+  PreemptionPolicy preemption() const;
   /// Units a workgroup of the lowest-priority running job costs (1 when none runs).
   std::uint32_t reference_cost() const;
 
@@ -80,6 +106,9 @@ class Scheduler {
     bool reserved;         ///< holds all N until it ends (adversarial, persistent)
     bool suspended;
     std::uint32_t cap;
+    bool reserved_at_admit = false;
+    bool preempting = false;  ///< asked to suspend for a task; its capacity is on its way back
+    bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
   };
   struct Waiter {
     std::uint32_t need, got;  ///< units
@@ -95,6 +124,8 @@ class Scheduler {
   std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock);
   void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
   void reclaim();   // ask jobs for the capacity that waiting tasks still miss
+  bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
+  void restart_loop();
 
   const std::uint32_t capacity_;
   const clock::time_point epoch_;
@@ -105,6 +136,15 @@ class Scheduler {
   std::list<Waiter> waiters_;
   std::uint64_t seq_ = 0;
   std::vector<TaskRecord> records_;
+  PreemptionPolicy preemption_;
+  struct Restart {
+    JobControl* job;
+    std::uint32_t m;
+  };
+  std::vector<Restart> restarts_;  ///< preempted jobs to restart (outside dispatch's callers)
+  bool stopping_ = false;
+  std::condition_variable restart_cv_;
+  std::thread restarter_;
 };
 
 }  // namespace coop::detail

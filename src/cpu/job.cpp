@@ -19,6 +19,8 @@ const char* site_name(SiteKind k) {
       return "resizing barrier";
     case SiteKind::query:
       return "query";
+    case SiteKind::checkpoint:
+      return "workgroup checkpoint";
     case SiteKind::exit:
       break;
   }
@@ -43,7 +45,10 @@ WorkgroupBase::WorkgroupBase(JobCore* job_, std::uint32_t id_, std::uint32_t thr
       exited_mask_(threads_, 0) {}
 
 void WorkgroupBase::fail(const std::string& what) {
-  job->fail(what);
+  if (job)
+    job->fail(what);
+  else if (failure.empty())
+    failure = what;
   throw Aborted{};
 }
 
@@ -60,18 +65,20 @@ std::string WorkgroupBase::describe_sites() const {
   return os.str();
 }
 
-void WorkgroupBase::sync(SiteKind kind, int site, unsigned lid) {
+bool WorkgroupBase::sync(SiteKind kind, int site, unsigned lid, bool vote) {
   if (job && job->aborted()) throw Aborted{};
-  if (threads == 1) return;
+  if (threads == 1) return vote;
   sites_[lid] = {kind, site};
   ++arrived_;
+  any_vote_ = any_vote_ || vote;
+  const unsigned g = generation_;
   if (arrived_ + exited_ < threads) {
-    unsigned g = generation_;
     while (generation_ == g) {
       team.yield();
       if (job && job->aborted()) throw Aborted{};
     }
-    return;
+    // The slot of generation g is rewritten only two barriers later, after this thread read it.
+    return votes_[g & 1];
   }
   // Last arrival: every thread must be at the same primitive (workgroup-level functions must be
   // reached uniformly), and none may have left the kernel.
@@ -84,7 +91,10 @@ void WorkgroupBase::sync(SiteKind kind, int site, unsigned lid) {
     fail("workgroup " + std::to_string(id) + ": a workgroup-level primitive was not reached by " +
          "all threads of the workgroup (" + describe_sites() + ")");
   arrived_ = 0;
+  votes_[g & 1] = any_vote_;
+  any_vote_ = false;
   ++generation_;
+  return votes_[g & 1];
 }
 
 void WorkgroupBase::check_alive(SiteKind kind, int site) {
@@ -186,8 +196,9 @@ void JobCore::group_exit(std::uint32_t id, bool finished_normally) {
   exited_threads_.push_back(std::this_thread::get_id());
   if (--live_ == 0) {
     if (detail::atomic<std::uint32_t>(channel_->suspended).load() != 0 && !aborted()) {
-      suspended_ = true;
-      sched_.job_suspended(this);
+      // A preemption is the scheduler's business: wait() goes on waiting through it.
+      if (user_suspend_.load()) suspended_ = true;
+      sched_.job_suspended(this, !user_suspend_.load());
     } else {
       finished_ = true;
       stats_.end_ms = sched_.now_ms();
@@ -203,12 +214,33 @@ void JobCore::record_membership(std::uint32_t after) {
   sched_.membership_changed(this);
 }
 
+detail::JobControl::Preemption JobCore::preemption() const {
+  return cfg_.mode == Mode::cooperative ? Preemption::suspend : Preemption::none;
+}
+
+void JobCore::preempt() { detail::atomic<std::uint32_t>(channel_->suspend).store(1); }
+
+void JobCore::unpreempt() { detail::atomic<std::uint32_t>(channel_->suspend).store(0); }
+
+void JobCore::restart(std::uint32_t m) {
+  {
+    std::lock_guard lock(mu_);
+    reap_locked();
+  }
+  start(m);
+  restart_groups(m);
+}
+
 bool JobCore::suspend() {
-  return suspend_with([&] { detail::atomic<std::uint32_t>(channel_->suspend).store(1); });
+  return suspend_with([&] {
+    user_suspend_.store(true);
+    detail::atomic<std::uint32_t>(channel_->suspend).store(1);
+  });
 }
 
 std::uint32_t JobCore::resume(std::uint32_t m) {
   require_suspended();
+  user_suspend_.store(false);
   std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
   {
     std::lock_guard lock(mu_);
@@ -271,7 +303,7 @@ void JobCore::wait() {
   {
     std::unique_lock lock(mu_);
     if (suspended_) throw std::logic_error("wait() on a suspended job: resume it first");
-    cv_.wait(lock, [&] { return live_ == 0 && !suspended_; });
+    cv_.wait(lock, [&] { return live_ == 0 && finished_; });
     threads.swap(threads_);
     exited_threads_.clear();
   }

@@ -301,9 +301,10 @@ void JobCore::finish(bool suspended) {
   if (!err.empty() && error_.empty()) error_ = err;
   running_ = false;
   if (suspended && error_.empty()) {
-    suspended_ = true;
+    // A preemption is the scheduler's business: wait() goes on waiting through it.
+    if (user_suspend_.load()) suspended_ = true;
     lock.unlock();
-    sched_.job_suspended(this);
+    sched_.job_suspended(this, !user_suspend_.load());
     lock.lock();
   } else {
     finished_ = true;
@@ -355,11 +356,28 @@ bool JobCore::suspend() {
   if (cfg_.mode == Mode::persistent)
     throw std::logic_error(
         "a Mode::persistent job is a plain persistent kernel on the GPU: it cannot suspend");
-  return suspend_with([&] { write_control(&state_->channel.suspend, 1); });
+  return suspend_with([&] {
+    user_suspend_.store(true);
+    write_control(&state_->channel.suspend, 1);
+  });
+}
+
+coop::detail::JobControl::Preemption JobCore::preemption() const {
+  return cfg_.mode == Mode::cooperative ? Preemption::suspend : Preemption::none;
+}
+
+void JobCore::preempt() { write_control(&state_->channel.suspend, 1); }
+
+void JobCore::unpreempt() { write_control(&state_->channel.suspend, 0); }
+
+void JobCore::restart(std::uint32_t m) {
+  start(m, resume_site_, resume_transmit_.empty() ? nullptr : resume_transmit_.data());
+  dev_.add(shared_from_this());
 }
 
 std::uint32_t JobCore::resume(std::uint32_t m) {
   require_suspended();
+  user_suspend_.store(false);
   std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
   start(m0, resume_site_, resume_transmit_.empty() ? nullptr : resume_transmit_.data());
   dev_.add(shared_from_this());

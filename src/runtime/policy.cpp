@@ -1,3 +1,5 @@
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +38,43 @@ Policy Policy::parse(const std::string& text) {
   }
   throw std::invalid_argument("unknown policy '" + text +
                               "' (expected generous, fixed, adversarial:SEED or cap:M)");
+}
+
+std::string PreemptionPolicy::name() const {
+  switch (mode) {
+    case Mode::cooperative:
+      return "cooperative";
+    case Mode::kernel:
+      return "kernel";
+    case Mode::hybrid:
+      break;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "hybrid:%g", suspend_above);
+  return buf;
+}
+
+PreemptionPolicy PreemptionPolicy::parse(const std::string& text) {
+  PreemptionPolicy p;
+  if (text == "cooperative") {
+    p.mode = Mode::cooperative;
+  } else if (text == "kernel") {
+    p.mode = Mode::kernel;
+  } else if (text == "hybrid") {
+    p.mode = Mode::hybrid;
+  } else if (text.rfind("hybrid:", 0) == 0) {
+    p.mode = Mode::hybrid;
+    const std::string f = text.substr(7);
+    char* end = nullptr;
+    p.suspend_above = std::strtod(f.c_str(), &end);
+    if (f.empty() || *end != '\0' || !(p.suspend_above >= 0.0 && p.suspend_above <= 1.0))
+      throw std::invalid_argument("preemption '" + text +
+                                  "': expected a fraction in [0, 1] after 'hybrid:'");
+  } else {
+    throw std::invalid_argument("unknown preemption '" + text +
+                                "' (expected cooperative, kernel, hybrid or hybrid:F)");
+  }
+  return p;
 }
 
 }  // namespace coop

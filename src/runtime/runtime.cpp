@@ -52,6 +52,7 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
       backend_ = Backend::cuda;
       sched_ = std::make_unique<detail::Scheduler>(std::uint32_t(cuda_->info().multiprocessors) *
                                                    cuda::kUnitsPerSM);
+      sched_->set_preemption(opts.preemption);
       return;
     }
   }
@@ -60,7 +61,11 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
     throw std::runtime_error("the CUDA backend was asked for, but coop was built without it");
 #endif
   sched_ = std::make_unique<detail::Scheduler>(cpu_slots_from(opts));
+  sched_->set_preemption(opts.preemption);
 }
+
+void Runtime::set_preemption(const PreemptionPolicy& p) { sched_->set_preemption(p); }
+PreemptionPolicy Runtime::preemption() const { return sched_->preemption(); }
 
 Runtime::~Runtime() {
 #ifdef COOP_HAVE_CUDA
@@ -124,9 +129,9 @@ TaskRecord Runtime::run_fraction(double fraction, const std::function<void(Task&
   if (!(fraction > 0.0 && fraction <= 1.0))
     throw std::invalid_argument("a task's device fraction must be in (0, 1], got " +
                                 std::to_string(fraction));
-  // Never more than can be gathered while the jobs keep their workgroup 0.
-  auto units =
-      std::min(std::uint32_t(std::ceil(fraction * capacity())), sched_->gatherable_units());
+  // Never more than can be gathered (jobs that give capacity by kills keep their workgroup 0).
+  const auto wanted = std::uint32_t(std::ceil(fraction * capacity()));
+  auto units = std::min(wanted, sched_->gatherable_units(wanted));
   std::uint32_t groups = std::max<std::uint32_t>(1, units / sched_->reference_cost());
   return run_units(std::max(1u, units), groups, work, priority);
 }

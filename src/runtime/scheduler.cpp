@@ -10,6 +10,57 @@ namespace coop::detail {
 Scheduler::Scheduler(std::uint32_t capacity_units)
     : capacity_(capacity_units), epoch_(clock::now()) {
   if (capacity_units == 0) throw std::invalid_argument("scheduler capacity must be at least 1");
+  restarter_ = std::thread([this] { restart_loop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  restart_cv_.notify_all();
+  restarter_.join();
+}
+
+// Preempted jobs restart here rather than in dispatch(): dispatch runs inside backend callbacks
+// (a job reporting its suspension), where restarting that same job would re-enter its backend.
+// The lock is held across restart() so that a job cannot unregister while it is restarted.
+void Scheduler::restart_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    restart_cv_.wait(lock, [&] { return stopping_ || !restarts_.empty(); });
+    if (stopping_) return;
+    std::vector<Restart> todo;
+    todo.swap(restarts_);
+    for (const Restart& r : todo)
+      if (find(r.job)) r.job->restart(r.m);
+  }
+}
+
+void Scheduler::set_preemption(const PreemptionPolicy& p) {
+  if (!(p.suspend_above >= 0.0 && p.suspend_above <= 1.0))
+    throw std::invalid_argument("the hybrid threshold must be a fraction in [0, 1]");
+  std::lock_guard lock(mu_);
+  preemption_ = p;
+}
+
+PreemptionPolicy Scheduler::preemption() const {
+  std::lock_guard lock(mu_);
+  return preemption_;
+}
+
+bool Scheduler::suspends_for(const JobEntry& e, std::uint32_t request_units) const {
+  switch (e.job->preemption()) {
+    case JobControl::Preemption::whole:
+      return true;
+    case JobControl::Preemption::suspend:
+      return preemption_.mode == PreemptionPolicy::Mode::kernel ||
+             (preemption_.mode == PreemptionPolicy::Mode::hybrid &&
+              double(request_units) > preemption_.suspend_above * double(capacity_));
+    case JobControl::Preemption::none:
+      break;
+  }
+  return false;
 }
 
 double Scheduler::now_ms() const {
@@ -23,6 +74,7 @@ Scheduler::JobEntry* Scheduler::find(JobControl* job) {
 }
 
 std::uint32_t Scheduler::occupied(const JobEntry& e) const {
+  if (e.suspended) return 0;
   if (e.reserved) return e.n * e.cost;
   return std::max(e.target, e.job->reported_active()) * e.cost;
 }
@@ -42,11 +94,16 @@ std::uint32_t Scheduler::reference_cost() const {
   return low ? low->cost : 1;
 }
 
-std::uint32_t Scheduler::gatherable_units() const {
+std::uint32_t Scheduler::gatherable_units(std::uint32_t wanted) const {
   std::lock_guard lock(mu_);
   std::int64_t keep = 0;
-  for (const auto& e : jobs_)
-    if (!e.suspended) keep += std::int64_t(e.reserved ? e.n : 1) * e.cost;
+  // A cooperative job may have no resizing barrier and never suspend: only a whole-only job
+  // (interruptible kernel) is counted as giving everything.
+  for (const auto& e : jobs_) {
+    if (e.suspended) continue;
+    if (e.job->preemption() == JobControl::Preemption::whole && suspends_for(e, wanted)) continue;
+    keep += std::int64_t(e.reserved || e.policy.kind == Policy::Kind::fixed ? e.n : 1) * e.cost;
+  }
   return std::uint32_t(std::max<std::int64_t>(0, std::int64_t(capacity_) - keep));
 }
 
@@ -91,6 +148,7 @@ std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::ui
                                 " co-resident workgroups but the device holds only " +
                                 std::to_string(capacity_ / cost));
   JobEntry e{job, cfg.policy, cfg.priority, n, cost, 0, reserved, false, cfg.policy.cap};
+  e.reserved_at_admit = reserved;
   std::unique_lock lock(mu_);
   // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
   // its first workgroups are gathered like a task's, from jobs that can shrink.
@@ -114,15 +172,21 @@ void Scheduler::membership_changed(JobControl* job) {
 void Scheduler::job_finished(JobControl* job) {
   std::lock_guard lock(mu_);
   jobs_.remove_if([&](const JobEntry& e) { return e.job == job; });
+  std::erase_if(restarts_, [&](const Restart& r) { return r.job == job; });
   dispatch();
 }
 
-void Scheduler::job_suspended(JobControl* job) {
+void Scheduler::job_suspended(JobControl* job, bool by_scheduler) {
   std::lock_guard lock(mu_);
   JobEntry* e = find(job);
   if (!e) return;
   e->suspended = true;
-  e->reserved = false;
+  if (by_scheduler) {
+    e->preempting = false;
+    e->preempted = true;  // restarted by dispatch() once no task waits for capacity
+  } else {
+    e->reserved = false;
+  }
   set_target(*e, 0);
   dispatch();
 }
@@ -171,12 +235,42 @@ void Scheduler::dispatch() {
     free -= give;
   }
   cv_.notify_all();
-  if (free <= 0 || !waiters_.empty()) return;
+  if (!waiters_.empty()) return;
+  // No task waits: preemptions not acted on yet are withdrawn (a job without resizing barriers
+  // never suspends; it gave capacity by kills instead and may grow again).
+  for (auto& e : jobs_)
+    if (e.preempting) {
+      e.preempting = false;
+      e.job->unpreempt();
+    }
+  if (free <= 0) return;
+  // Jobs the scheduler preempted come back once no task holds capacity (restarted on what a
+  // running task leaves, a job would have to grow back by forks, slower than restarting whole),
+  // highest priority first: a whole-only job (interruptible kernel) when all of its workgroups
+  // fit, a suspended cooperative job with what is free.
+  std::vector<JobEntry*> back;
+  for (auto& e : jobs_)
+    if (e.preempted && tasks_held_ == 0) back.push_back(&e);
+  std::stable_sort(back.begin(), back.end(),
+                   [](auto* a, auto* b) { return a->priority > b->priority; });
+  for (JobEntry* e : back) {
+    const bool whole = e->job->preemption() == JobControl::Preemption::whole;
+    std::uint32_t m = whole ? (free >= std::int64_t(e->n) * e->cost ? e->n : 0)
+                            : std::uint32_t(std::min<std::int64_t>(free / e->cost, limit_of(*e)));
+    if (m == 0) continue;
+    e->preempted = e->suspended = false;
+    e->reserved = e->reserved_at_admit;
+    set_target(*e, m);
+    free -= std::int64_t(occupied(*e));
+    restarts_.push_back({e->job, m});
+    restart_cv_.notify_one();
+  }
+  if (free <= 0) return;
   // Then grow jobs that run below their limit, highest priority first. A job that still owes
   // kills (M above target) is not grown: its capacity is not free yet.
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
-    if (!e.reserved && !e.suspended && e.policy.kind != Policy::Kind::fixed &&
+    if (!e.reserved && !e.suspended && !e.preempting && e.policy.kind != Policy::Kind::fixed &&
         e.job->reported_active() <= e.target)
       order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
@@ -193,16 +287,23 @@ void Scheduler::dispatch() {
 
 void Scheduler::reclaim() {
   std::int64_t missing = 0;
-  for (auto& w : waiters_) missing += w.need - w.got;
-  // Capacity already on its way back (kills requested, not yet reported).
+  std::uint32_t largest = 0;  // the largest request decides between kills and suspension
+  for (auto& w : waiters_) {
+    missing += w.need - w.got;
+    if (w.got < w.need) largest = std::max(largest, w.need);
+  }
+  // Capacity already on its way back (kills requested, not yet reported; jobs suspending).
   for (auto& e : jobs_) {
     std::uint32_t m = e.job->reported_active();
-    if (!e.reserved && m > e.target) missing -= std::int64_t(m - e.target) * e.cost;
+    if (e.preempting)
+      missing -= occupied(e);
+    else if (!e.reserved && m > e.target)
+      missing -= std::int64_t(m - e.target) * e.cost;
   }
   if (missing <= 0) return;
   // Unconsumed grants come back at once.
   for (auto& e : jobs_) {
-    if (e.reserved || missing <= 0) continue;
+    if (e.reserved || e.preempting || missing <= 0) continue;
     std::uint32_t m = e.job->reported_active();
     if (e.target > m) {
       missing -= std::int64_t(e.target - m) * e.cost;
@@ -211,14 +312,26 @@ void Scheduler::reclaim() {
   }
   dispatch();
   if (missing <= 0) return;
-  // Then kills, lowest-priority jobs first; workgroup 0 of each job stays.
+  // Then kills or whole-job preemption (by the preemption policy), lowest-priority jobs first;
+  // a job that gives capacity by kills keeps its workgroup 0.
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
-    if (!e.reserved && !e.suspended && e.policy.kind != Policy::Kind::fixed) order.push_back(&e);
+    if (!e.suspended && !e.preempting) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority < b->priority; });
   for (JobEntry* e : order) {
     if (missing <= 0) break;
+    if (suspends_for(*e, largest)) {
+      // A cooperative job suspends at its next resizing barrier; one without resizing barriers
+      // (work stealing) never does, so it is also asked to shrink to workgroup 0 by kills.
+      if (e->job->preemption() == JobControl::Preemption::suspend && e->target > 1)
+        set_target(*e, 1);
+      e->preempting = true;
+      missing -= occupied(*e);
+      e->job->preempt();
+      continue;
+    }
+    if (e->reserved || e->policy.kind == Policy::Kind::fixed) continue;
     std::uint32_t can = e->target > 1 ? e->target - 1 : 0;
     std::uint32_t ask =
         std::uint32_t(std::min<std::int64_t>(can, (missing + e->cost - 1) / e->cost));

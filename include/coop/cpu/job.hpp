@@ -33,9 +33,11 @@ struct Options {
 /// One workgroup instance: its fibers, barrier state, broadcast slot and shared memory.
 class WorkgroupBase {
  public:
+  /// `job` may be null (a workgroup of an interruptible kernel): misuse then lands in `failure`.
   WorkgroupBase(class JobCore* job, std::uint32_t id, std::uint32_t threads, int resume_point);
   /// Workgroup barrier for thread `lid`; checks that every thread reached the same primitive.
-  void sync(detail::SiteKind kind, int site, unsigned lid);
+  /// Returns whether any thread voted (a workgroup-wide OR, like CUDA's __syncthreads_or).
+  bool sync(detail::SiteKind kind, int site, unsigned lid, bool vote = false);
   /// Misuse check: a killed workgroup must not reach another primitive.
   void check_alive(detail::SiteKind kind, int site);
   /// Thread `lid` returned from the kernel.
@@ -50,6 +52,7 @@ class WorkgroupBase {
   FiberTeam team;
   bool killed = false;
   std::uint64_t result = 0;  ///< thread 0's answer to a workgroup-level primitive
+  std::string failure;       ///< the misuse found when the workgroup has no job (job == nullptr)
 
  private:
   struct Site {
@@ -58,6 +61,8 @@ class WorkgroupBase {
   };
   std::string describe_sites() const;
   unsigned arrived_ = 0, exited_ = 0, generation_ = 0;
+  bool any_vote_ = false;
+  bool votes_[2] = {false, false};
   std::vector<Site> sites_;
   std::vector<unsigned char> exited_mask_;
 };
@@ -72,6 +77,10 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
   // JobControl
   std::uint32_t reported_active() const override;
   void set_target(std::uint32_t target) override;
+  Preemption preemption() const override;
+  void preempt() override;
+  void unpreempt() override;
+  void restart(std::uint32_t m) override;
 
   // JobImpl
   void wait() override;
@@ -121,6 +130,7 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
   Options opts_;
   std::unique_ptr<detail::Channel> channel_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> user_suspend_{false};  ///< the suspension under way is the user's
 
   std::uint32_t live_ = 0;
   std::vector<std::thread> threads_;

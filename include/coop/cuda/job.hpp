@@ -82,6 +82,10 @@ class JobCore : public coop::detail::JobControl,
   // JobControl
   std::uint32_t reported_active() const override { return reported_.load(); }
   void set_target(std::uint32_t target) override;
+  Preemption preemption() const override;
+  void preempt() override;
+  void unpreempt() override;
+  void restart(std::uint32_t m) override;
 
   // JobImpl
   void wait() override;
@@ -136,6 +140,7 @@ class JobCore : public coop::detail::JobControl,
 
   std::atomic<std::uint32_t> reported_{0};
   std::atomic<std::uint32_t> target_{0};
+  std::atomic<bool> user_suspend_{false};  ///< the suspension under way is the user's
   bool running_ = false;  ///< service thread only
   int resume_site_ = 0;
   std::vector<unsigned char> resume_transmit_;
