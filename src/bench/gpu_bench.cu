@@ -20,6 +20,7 @@
 
 #include "coop/coop.hpp"
 #include "coop/memory.hpp"
+#include "cuda_check.hpp"
 
 namespace cg = cooperative_groups;
 using namespace coop;
@@ -27,15 +28,6 @@ using json = nlohmann::json;
 using clk = std::chrono::steady_clock;
 
 namespace {
-
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t rc_ = (x);                                                                     \
-    if (rc_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(rc_)); \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 // The kernels here only run on the GPU, but Runtime::launch also instantiates them for the CPU
 // backend: these helpers exist on both sides.

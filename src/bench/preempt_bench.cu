@@ -27,21 +27,13 @@
 #include "coop/coop.hpp"
 #include "coop/interruptible.hpp"
 #include "coop/memory.hpp"
+#include "cuda_check.hpp"
 
 using namespace coop;
 using json = nlohmann::json;
 using clk = std::chrono::steady_clock;
 
 namespace {
-
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t rc_ = (x);                                                                     \
-    if (rc_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(rc_)); \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 struct Stat {
   double median, min, max;
