@@ -98,8 +98,8 @@ json bench_interrupt(Runtime& rt, int reps) {
   std::vector<float> want(std::size_t(blocks) * threads), got(want.size());
   json rows = json::array();
   Interruptible<IterWork> k(rt);
-  for (std::uint32_t per : {16u, 256u}) {
-    // About 200 ms of plain work.
+  for (std::uint32_t per : {16u, 256u, 1024u}) {
+    // About 50-100 ms of plain work.
     const std::uint32_t iters = 200u * 1000u * 1000u / (per * 4u) / 10u;
     IterWork::Args a{out, iters, per};
     k.args = a;
@@ -112,7 +112,10 @@ json bench_interrupt(Runtime& rt, int reps) {
     }
     CK(cudaMemcpy(want.data(), out, want.size() * sizeof(float), cudaMemcpyDeviceToHost));
     Stat p = stat(plain);
-    std::printf("interruptible, %u FMAs per checkpoint: plain kernel %.2f ms\n", per, p.median);
+    // Wall time between a thread's checkpoints with the device full.
+    const double us_per_checkpoint = p.median * 1000.0 / iters;
+    std::printf("interruptible, %u FMAs (%.2f us) per checkpoint: plain kernel %.2f ms\n", per,
+                us_per_checkpoint, p.median);
     for (double budget : {0.1, 1.0, 10.0, 50.0, 1e6}) {
       std::vector<double> t;
       std::uint32_t launches = 0;
@@ -134,6 +137,7 @@ json bench_interrupt(Runtime& rt, int reps) {
           budget, s.median, s.min, s.max, launches, longest, s.median / p.median,
           equal ? "" : "  RESULT DIFFERS");
       rows.push_back({{"fmas_per_checkpoint", per},
+                      {"us_per_checkpoint", us_per_checkpoint},
                       {"budget_ms", budget >= 1e6 ? json(nullptr) : json(budget)},
                       {"interruptible_ms", to_json(s)},
                       {"plain_ms", to_json(p)},

@@ -72,29 +72,41 @@ class IkCtx {
   COOP_HD void barrier(int site = __builtin_LINE()) {
     COOP_HOST_BODY(wg_.sync(detail::SiteKind::workgroup_barrier, site, lid_);)
   }
-  COOP_HD bool checkpoint(int line) { COOP_HOST_BODY(return expired() && stop_at(line);) }
+  COOP_HD bool checkpoint(int line) {
+    COOP_HOST_BODY(now_ = ik_now_ns(); return budget_.due(now_) && pause_at(line, false);)
+  }
   COOP_HD bool workgroup_checkpoint(int line) {
-    COOP_HOST_BODY(const bool mine = expired();
-                   return wg_.sync(detail::SiteKind::checkpoint, line, lid_, mine) &&
-                          stop_at(line);)
+    COOP_HOST_BODY(now_ = ik_now_ns();
+                   return wg_.sync(detail::SiteKind::checkpoint, line, lid_, budget_.due(now_)) &&
+                          pause_at(line, true);)
   }
   COOP_HD void complete() { COOP_HOST_BODY(complete_ = true;) }
   COOP_HD void unknown_resume_point() {
     COOP_HOST_BODY(l_.misuse(detail::kMisuseUnknownPoint, global_id(), point_);)
   }
 
+  COOP_HD bool paused() const { COOP_HOST_BODY(return paused_;) }
+  /// After a due checkpoint: true when the thread stops there (the whole workgroup decides
+  /// together at a workgroup checkpoint).
+  COOP_HD bool settle() { COOP_HOST_BODY(return decide();) }
+
   bool interrupted() const { return interrupted_; }
   bool completed() const { return complete_; }
   int point() const { return point_; }
 
  private:
-  bool expired() {
-    return budget_.expired([] { return ik_now_ns(); },
-                           [&] { return l_.stop->load(std::memory_order_relaxed) >= l_.launch; });
+  bool decide() {
+    paused_ = false;
+    bool stop =
+        budget_.stop(now_, [&] { return l_.stop->load(std::memory_order_relaxed) >= l_.launch; });
+    if (workgroup_) stop = wg_.sync(detail::SiteKind::checkpoint, point_, lid_, stop);
+    interrupted_ = stop;
+    return stop;
   }
-  bool stop_at(int line) {
+  bool pause_at(int line, bool workgroup) {
     point_ = line;
-    interrupted_ = true;
+    paused_ = true;
+    workgroup_ = workgroup;
     return true;
   }
 
@@ -104,7 +116,8 @@ class IkCtx {
   unsigned lid_;
   int point_;
   detail::ThreadBudget budget_;
-  bool complete_ = false, interrupted_ = false;
+  std::uint64_t now_ = 0;
+  bool complete_ = false, interrupted_ = false, paused_ = false, workgroup_ = false;
 };
 
 /// Runs launches of interruptible kernel K on the CPU.
@@ -138,7 +151,7 @@ class IkRunner final : public detail::SliceRunner {
     l.stop = &stop_;
     l.budget.limit = checkpoints;
     l.budget.deadline = ik_now_ns() + budget_ns;
-    l.budget.poll = 0;  // the stop word is a host atomic: cheap to read at every checkpoint
+    l.budget.poll = detail::kPollNs;
     std::atomic<std::uint32_t> next{0};
     const unsigned workers =
         std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), blocks_));
@@ -200,7 +213,7 @@ class IkRunner final : public detail::SliceRunner {
       if (point != detail::kThreadComplete) {
         Locals locals = point != 0 ? self.locals_[gid] : Locals{};
         IkCtx<K> ic(l, wg, *a->shared, lid, point);
-        K{}(ic, self.args_, locals);
+        detail::run_thread<K>(ic, self.args_, locals);
         if (ic.interrupted()) {
           self.locals_[gid] = locals;
           self.points_[gid] = ic.point();

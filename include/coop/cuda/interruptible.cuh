@@ -1,5 +1,5 @@
 // CUDA backend of interruptible kernels: one ordinary kernel launch per slice, the budget read
-// from %globaltimer, the stop request in device memory (polled at most every kPollNs), and the
+// from %globaltimer, the stop request in device memory (read every kPollNs), and the
 // launch's totals handed to the host by its last block. Included by coop/interruptible.hpp when
 // compiled by nvcc.
 #pragma once
@@ -38,10 +38,6 @@ struct IkReport {
   unsigned int launch;
 };
 
-/// How often a running launch reads the stop word (the deadline is checked at every checkpoint
-/// that reads the clock past the previous poll).
-inline constexpr std::uint64_t kPollNs = 10'000;
-
 __device__ __forceinline__ std::uint64_t global_timer_ns() {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -71,15 +67,27 @@ class IkCtx {
   __device__ void barrier(int = 0) { __syncthreads(); }
 
   __device__ bool checkpoint(int line) {
-    if (!expired()) return false;
-    return stop_at(line);
+    now_ = detail::global_timer_ns();
+    return budget_.due(now_) && pause_at(line, false);
   }
   __device__ bool workgroup_checkpoint(int line) {
-    if (!__syncthreads_or(expired())) return false;
-    return stop_at(line);
+    now_ = detail::global_timer_ns();
+    return __syncthreads_or(budget_.due(now_)) && pause_at(line, true);
   }
   __device__ void complete() { complete_ = true; }
   __device__ void unknown_resume_point() { unknown_ = true; }
+
+  __device__ bool paused() const { return paused_; }
+  /// After a due checkpoint: true when the thread stops there (the whole workgroup decides
+  /// together at a workgroup checkpoint).
+  __device__ bool settle() {
+    paused_ = false;
+    bool stop =
+        budget_.stop(now_, [&] { return *(volatile const unsigned*)&ctl_->stop >= launch_; });
+    if (workgroup_) stop = __syncthreads_or(stop);
+    interrupted_ = stop;
+    return stop;
+  }
 
   __device__ bool interrupted() const { return interrupted_; }
   __device__ bool completed() const { return complete_; }
@@ -87,13 +95,10 @@ class IkCtx {
   __device__ int point() const { return point_; }
 
  private:
-  __device__ bool expired() {
-    return budget_.expired([] { return detail::global_timer_ns(); },
-                           [&] { return *(volatile const unsigned*)&ctl_->stop >= launch_; });
-  }
-  __device__ bool stop_at(int line) {
+  __device__ bool pause_at(int line, bool workgroup) {
     point_ = line;
-    interrupted_ = true;
+    paused_ = true;
+    workgroup_ = workgroup;
     return true;
   }
 
@@ -102,7 +107,9 @@ class IkCtx {
   int point_;
   coop::detail::ThreadBudget budget_;
   ik_shared_t<K>& shared_;
-  bool complete_ = false, interrupted_ = false, unknown_ = false;
+  std::uint64_t now_ = 0;
+  bool complete_ = false, interrupted_ = false, unknown_ = false, paused_ = false,
+       workgroup_ = false;
 };
 
 /// One launch (slice) of interruptible kernel K.
@@ -122,7 +129,7 @@ __global__ void interruptible_kernel(typename K::Args args, std::int32_t* points
   }
   __syncthreads();
   budget.deadline = deadline;
-  budget.next_poll = 0;
+  budget.soft = 0;  // the first checkpoint reads the stop request
 
   const std::uint64_t gid = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   std::int32_t point = points[gid];
@@ -131,7 +138,7 @@ __global__ void interruptible_kernel(typename K::Args args, std::int32_t* points
     typename K::Locals l{};
     if (point != 0) l = locals[gid];
     IkCtx<K> ic(ctl, launch, point, budget, *reinterpret_cast<ik_shared_t<K>*>(shared_raw));
-    K{}(ic, args, l);
+    coop::detail::run_thread<K>(ic, args, l);
     if (ic.interrupted()) {
       locals[gid] = l;
       point = ic.point();
@@ -247,7 +254,7 @@ class IkRunner final : public coop::detail::SliceRunner {
     launch_.store(launch);
     coop::detail::ThreadBudget b;
     b.deadline = budget_ns;  // relative here; the kernel adds the launch's start
-    b.poll = budget_ns < detail::kPollNs ? budget_ns : detail::kPollNs;
+    b.poll = coop::detail::kPollNs;
     b.limit = checkpoints;
     interruptible_kernel<K>
         <<<blocks_, threads_, 0, stream_>>>(args_, points_, locals_, ctl_, report_dev_, launch, b);
