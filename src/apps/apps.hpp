@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -70,6 +71,10 @@ struct RunConfig {
   ResizeBarrier barrier = ResizeBarrier::query;
   std::uint32_t groups = 0;   ///< N (0 = all that can be co-resident)
   std::uint32_t threads = 0;  ///< per workgroup (0 = 256 on the GPU, 8 on the CPU backend)
+  /// Called with true just before the app's kernel(s) start and false once they are done (the
+  /// span Result::ms times, without preparing buffers or reading results back): benchmarks keep
+  /// a clock of kernel time with it.
+  std::function<void(bool running)> on_kernel = {};
 };
 
 struct Result {

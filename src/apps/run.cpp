@@ -38,10 +38,12 @@ template <class K>
 void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
                 const transmit_t<K>& transmit, Result& r) {
   const LaunchConfig lc = launch_config(rt, cfg);
+  if (cfg.on_kernel) cfg.on_kernel(true);
   auto t0 = Clock::now();
   Job job = rt.launch<K>(lc, params, transmit);
   job.wait();
   r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (cfg.on_kernel) cfg.on_kernel(false);
   r.stats = job.stats();
 }
 
@@ -56,9 +58,11 @@ void run_phased(Runtime& rt, const RunConfig& cfg, Buffers& b, Result& r) {
   // GPU: as many blocks as the round's work needs (up to the hardware limit); CPU: the pool's
   // grid of at most 1024 emulated workgroups.
   const std::uint32_t max_blocks = rt.backend() == Backend::cuda ? 0x7fffffffu : 1024u;
+  if (cfg.on_kernel) cfg.on_kernel(true);
   auto t0 = Clock::now();
   MultiLaunchStats st = multi_launch<A>(rt, b.params, b.initial(), threads, max_blocks);
   r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (cfg.on_kernel) cfg.on_kernel(false);
   r.rounds = st.rounds;
   r.launches = st.launches;
 }

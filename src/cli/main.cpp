@@ -1,9 +1,10 @@
-// The coop command: `coop info`, `coop demo`, `coop run`.
+// The coop command: `coop info`, `coop demo`, `coop run`, `coop bench`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <thread>
 
+#include "bench.hpp"
 #include "coop/coop.hpp"
 #include "demo.hpp"
 #include "run.hpp"
@@ -99,10 +100,38 @@ int main(int argc, char** argv) {
   run->add_flag("--validate", r.validate, "check against the CPU reference (exit 1 if wrong)");
   run->add_option("--output", r.output, "write the result, one line per vertex");
   run->add_flag("--json", r.json, "print a JSON summary");
+  coop::cli::BenchOptions b;
+  auto* bench = app.add_subcommand(
+      "bench", "run the paper's experiments (resumable; writes JSON and CSV, see docs/results.md)");
+  bench->add_option("--config", b.config,
+                    "paper | quick | a JSON file (default: paper on a GPU, quick on the CPU)");
+  bench->add_option("--out", b.out, "results folder (default: coop-bench-<config name>)");
+  bench->add_option("--only", b.only, "experiments: overhead, multitasking")->delimiter(',');
+  bench->add_option("--filter", b.filter,
+                    "run only units whose key contains this (repeatable: all must match)");
+  bench->add_option("--exclude", b.exclude, "skip units whose key contains this (repeatable)");
+  bench->add_option("--backend", b.backend, "auto | cpu | cuda")->capture_default_str();
+  bench
+      ->add_option("--unit-timeout", b.unit_timeout_s,
+                   "seconds: a unit running longer is recorded as failed and the run stops "
+                   "(exit 4; rerun to continue); 0 = none")
+      ->capture_default_str();
+  bench->add_flag("--retry-failed", b.retry_failed, "run units recorded as failed again");
+  bench->add_option(
+      "--max-minutes", b.max_minutes,
+      "start no unit after this many minutes (at least one runs; exit 3; rerun to continue)");
+  bench->add_flag("--fresh", b.fresh, "discard the folder's results and start over");
+  bench->add_flag("--list", b.list, "print the planned units and exit");
+  bench->add_flag("--print-config", b.print_config, "print the configuration and exit");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info_cmd) return info();
     if (*run) return coop::cli::run_app(r);
+    if (*bench) {
+      std::string command;
+      for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+      return coop::cli::run_bench(b, command);
+    }
     return coop::cli::run_demo(d);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "coop: %s\n", e.what());

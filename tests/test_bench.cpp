@@ -1,0 +1,170 @@
+// The evaluation harness: results survive interruption and resume, CSV and summaries are
+// exact, plans match the paper's experiment count, and the experiments run end to end on the
+// CPU backend with validated app results.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "bench/experiments.hpp"
+#include "bench/harness.hpp"
+
+namespace fs = std::filesystem;
+using coop::bench::json;
+using coop::bench::Unit;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("coop-test-bench-" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+json tiny_config() {
+  std::ifstream in(COOP_TEST_BENCH_CONFIG);
+  return json::parse(in);
+}
+
+}  // namespace
+
+TEST(BenchStore, ResumesFinishedUnitsAndRerunsACutLine) {
+  const fs::path dir = scratch("store");
+  const json meta{{"config", {{"name", "x"}}}, {"device", "d"}, {"backend", "cpu"}};
+  {
+    coop::bench::Store s(dir, meta, false);
+    s.put({"a", "overhead", {}, 1}, {{"v", 1}});
+    s.put({"b", "overhead", {}, 1}, {{"v", 2}});
+  }
+  // An interruption in the middle of writing a third line.
+  std::ofstream(dir / "units.jsonl", std::ios::app) << "{\"key\": \"c\", \"v\":";
+  coop::bench::Store s(dir, meta, false);
+  EXPECT_TRUE(s.done("a"));
+  EXPECT_TRUE(s.done("b"));
+  EXPECT_FALSE(s.done("c"));
+  ASSERT_EQ(s.results().size(), 2u);
+  EXPECT_EQ(s.results()[1]["v"], 2);
+  EXPECT_EQ(s.results()[1]["experiment"], "overhead");
+}
+
+TEST(BenchStore, RefusesAnotherConfigurationUnlessFresh) {
+  const fs::path dir = scratch("config");
+  const json meta{{"config", {{"name", "x"}}}, {"device", "d"}, {"backend", "cpu"}};
+  { coop::bench::Store(dir, meta, false).put({"a", "overhead", {}, 1}, {{"v", 1}}); }
+  json other = meta;
+  other["config"]["name"] = "y";
+  try {
+    coop::bench::Store s(dir, other, false);
+    FAIL() << "a folder of another configuration was reopened";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another config"), std::string::npos) << e.what();
+  }
+  coop::bench::Store fresh(dir, other, true);
+  EXPECT_FALSE(fresh.done("a"));
+}
+
+TEST(BenchCsv, FlattensObjectsQuotesTextAndLeavesArraysToTheJson) {
+  const fs::path dir = scratch("csv");
+  fs::create_directories(dir);
+  std::vector<json> rows{
+      {{"key", "k1"}, {"experiment", "e"}, {"t", {{"median", 2.5}}}, {"s", "a,b"}, {"xs", {1}}},
+      {{"key", "k2"}, {"experiment", "e"}, {"t", {{"median", 3}}}, {"extra", true}}};
+  auto files = coop::bench::write_csv(dir, rows);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(slurp(files[0]),
+            "key,experiment,s,t.median,extra\n"
+            "k1,e,\"a,b\",2.5,\n"
+            "k2,e,,3,true\n");
+}
+
+TEST(BenchSummary, MedianAndPercentilesInterpolate) {
+  json s = coop::bench::summarize({5, 1, 4, 2, 3});
+  EXPECT_EQ(s["n"], 5);
+  EXPECT_DOUBLE_EQ(s["median"], 3);
+  EXPECT_DOUBLE_EQ(s["min"], 1);
+  EXPECT_DOUBLE_EQ(s["max"], 5);
+  EXPECT_DOUBLE_EQ(s["p90"], 4.6);
+  EXPECT_EQ(coop::bench::summarize({})["n"], 0);
+}
+
+TEST(BenchPlan, ThePaperConfigurationHasThePapers240MultitaskingConfigurations) {
+  auto units = coop::bench::plan(coop::bench::builtin_config("paper"));
+  std::size_t coop = 0, overhead = 0;
+  for (const Unit& u : units) {
+    if (u.experiment == "overhead") ++overhead;
+    if (u.key.rfind("multitasking/cooperative/", 0) == 0) ++coop;
+  }
+  // §5.4: 11 pairs, 3 workloads, 4 requests, 2 barriers for the 9 graph pairs = 240.
+  EXPECT_EQ(coop, 240u);
+  EXPECT_EQ(overhead, 12u);  // the 11 pairs and bc
+  std::set<std::string> keys;
+  for (const Unit& u : units) EXPECT_TRUE(keys.insert(u.key).second) << "duplicate " << u.key;
+}
+
+TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
+  auto expect_error = [](json c, const std::string& needle) {
+    try {
+      coop::bench::plan(c);
+      ADD_FAILURE() << "accepted: " << c.dump();
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  json c = tiny_config();
+  c["latency"] = json::object();
+  expect_error(c, "unknown experiment 'latency'");
+  c = tiny_config();
+  c["multitasking"]["variants"][0]["groups"] = {"N/3"};
+  expect_error(c, "N/3");
+  c = tiny_config();
+  c["overhead"]["pairs"] = {"nope"};
+  expect_error(c, "no pair named 'nope'");
+  c = tiny_config();
+  c["pairs"][0]["app"] = "sort";
+  expect_error(c, "sort");
+  c = tiny_config();
+  c["multitasking"]["workloads"][0]["period_ms"] = -1;
+  expect_error(c, "period_ms");
+}
+
+TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  const json config = tiny_config();
+  auto units = coop::bench::plan(config);
+  ASSERT_EQ(units.size(), 1u + 2u + 2u);
+  coop::bench::Runner runner(rt, config);
+  for (const Unit& u : units) {
+    json r = runner.run(u);
+    if (u.experiment == "overhead") {
+      EXPECT_EQ(r["forms"]["cooperative"]["samples"].size(), 2u);
+      EXPECT_EQ(r["forms"]["standalone"]["validation"].get<std::string>().rfind("ok", 0), 0u);
+      EXPECT_NEAR(r["cooperative_over_standalone"].get<double>(),
+                  r["forms"]["cooperative"]["median"].get<double>() /
+                      r["forms"]["standalone"]["median"].get<double>(),
+                  1e-12);
+      continue;
+    }
+    const std::size_t tasks = r["tasks"];
+    EXPECT_GE(tasks, 1u) << u.key;
+    EXPECT_EQ(r["samples"]["gather_ms"].size(), tasks);
+    EXPECT_LE(r["periods_met"].get<std::size_t>(), tasks);
+    EXPECT_DOUBLE_EQ(r["slowdown"].get<double>(),
+                     r["app_ms"].get<double>() / r["alone_ms"].get<double>());
+    EXPECT_DOUBLE_EQ(r["model_slowdown"].get<double>(), 12.0 / 10.0);
+    EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos) << r["validation"];
+    if (r["variant"] == "cooperative") {
+      EXPECT_EQ(r["groups"], r["N"].get<std::uint32_t>() / 2);
+    }
+  }
+  EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
+}
