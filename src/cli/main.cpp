@@ -1,4 +1,4 @@
-// The coop command: `coop info`, `coop demo`, `coop run`, `coop bench`.
+// The coop command: `coop info`, `coop demo`, `coop run`, `coop bench`, `coop fuzz-schedule`.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -7,6 +7,7 @@
 #include "bench.hpp"
 #include "coop/coop.hpp"
 #include "demo.hpp"
+#include "fuzz.hpp"
 #include "run.hpp"
 #if defined(COOP_HAVE_CUDA)
 #include "coop/cuda/device.hpp"
@@ -123,10 +124,20 @@ int main(int argc, char** argv) {
   bench->add_flag("--fresh", b.fresh, "discard the folder's results and start over");
   bench->add_flag("--list", b.list, "print the planned units and exit");
   bench->add_flag("--print-config", b.print_config, "print the configuration and exit");
+  coop::cli::FuzzOptions f;
+  auto* fuzz = app.add_subcommand(
+      "fuzz-schedule", "run every app under seeded adversarial schedules and validate each result");
+  fuzz->add_option("--apps", f.apps, "all, or a comma-separated list")->capture_default_str();
+  fuzz->add_option("--seeds", f.seeds, "how many seeds")->capture_default_str();
+  fuzz->add_option("--first", f.first, "the first seed")->capture_default_str();
+  fuzz->add_option("--backend", f.backend, "cpu | cuda | auto")->capture_default_str();
+  fuzz->add_option("--slots", f.slots, "CPU backend: resident workgroup slots (0 = default)");
+  fuzz->add_flag("--keep-going", f.keep_going, "do not stop at the first failure");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info_cmd) return info();
     if (*run) return coop::cli::run_app(r);
+    if (*fuzz) return coop::cli::fuzz_schedules(f);
     if (*bench) {
       std::string command;
       for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
