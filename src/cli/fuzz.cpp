@@ -95,7 +95,9 @@ int fuzz_schedules(const FuzzOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t runs = 0, failures = 0, kills = 0, forks = 0, resizes = 0;
   for (std::uint64_t seed = o.first; seed < o.first + o.seeds; ++seed) {
-    for (const std::string& app : names) {
+    for (std::size_t a = 0; a < names.size(); ++a) {
+      if (o.rotate && a != seed % names.size()) continue;
+      const std::string& app = names[a];
       Case c = make_case(app, seed, o.backend);
       std::string what;
       try {
@@ -127,11 +129,11 @@ int fuzz_schedules(const FuzzOptions& o) {
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
-      "%llu runs (%llu seeds x %zu apps) in %.0f s: %llu failures; the schedules killed %llu "
+      "%llu runs (%llu seeds, %s %zu apps) in %.0f s: %llu failures; the schedules killed %llu "
       "workgroups, forked %llu times and resized %llu times\n",
-      (unsigned long long)runs, (unsigned long long)o.seeds, names.size(), s,
-      (unsigned long long)failures, (unsigned long long)kills, (unsigned long long)forks,
-      (unsigned long long)resizes);
+      (unsigned long long)runs, (unsigned long long)o.seeds, o.rotate ? "rotating over" : "each on",
+      names.size(), s, (unsigned long long)failures, (unsigned long long)kills,
+      (unsigned long long)forks, (unsigned long long)resizes);
   return failures ? 1 : 0;
 }
 

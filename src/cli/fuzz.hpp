@@ -12,6 +12,7 @@ struct FuzzOptions {
   std::string backend = "cpu";
   std::uint32_t slots = 0;  ///< CPU backend capacity (0 = default)
   bool keep_going = false;  ///< do not stop at the first failure
+  bool rotate = false;      ///< each seed runs one app (seed mod the apps) instead of all
 };
 
 /// `coop fuzz-schedule`: every app on small seeded inputs under the adversarial policy (random

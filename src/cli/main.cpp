@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
   fuzz->add_option("--backend", f.backend, "cpu | cuda | auto")->capture_default_str();
   fuzz->add_option("--slots", f.slots, "CPU backend: resident workgroup slots (0 = default)");
   fuzz->add_flag("--keep-going", f.keep_going, "do not stop at the first failure");
+  fuzz->add_flag("--rotate", f.rotate, "each seed runs one app (seed mod the apps), not all");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info_cmd) return info();
