@@ -3,6 +3,8 @@
 // set and run them on the GPU (label gpu; every test skips when there is no device).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -38,6 +40,17 @@ inline std::string data_file(const std::string& name) {
   return std::string(dir ? dir : COOP_TEST_DATA_DIR) + "/" + name;
 }
 #endif
+
+/// Expects `call` to throw std::invalid_argument whose message contains `needle`.
+template <class F>
+void expect_invalid(F&& call, const std::string& needle) {
+  try {
+    call();
+    ADD_FAILURE() << "accepted; expected std::invalid_argument mentioning '" << needle << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
 
 /// Adversarial seeds per example kernel: $COOP_TEST_SEEDS, else 1000 (CPU) / 200 (GPU).
 inline std::uint64_t seeds() {

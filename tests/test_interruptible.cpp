@@ -197,10 +197,14 @@ TEST(Interruptible, ReturningWithoutCompletingIsReported) {
 TEST(Interruptible, RejectsImpossibleLaunches) {
   auto rt = test::make_runtime(8);
   NestedSetup s(*rt, 1, 1, 64);
-  EXPECT_THROW(s.kernel.launch(0, 32), std::invalid_argument);
-  EXPECT_THROW(s.kernel.launch(2, 0), std::invalid_argument);
-  EXPECT_THROW(s.kernel.launch(2, 2048), std::invalid_argument);
-  EXPECT_THROW(s.kernel.launch(2, 32, {.slice_ms = -1}), std::invalid_argument);
+  using test::expect_invalid;
+  expect_invalid([&] { s.kernel.launch(0, 32); },
+                 "an interruptible kernel needs at least one block");
+  expect_invalid([&] { s.kernel.launch(2, 0); }, "threads per block must be in [1, 1024], got 0");
+  expect_invalid([&] { s.kernel.launch(2, 2048); },
+                 "threads per block must be in [1, 1024], got 2048");
+  expect_invalid([&] { s.kernel.launch(2, 32, {.slice_ms = -1}); },
+                 "slice_ms must be a non-negative number of milliseconds");
   EXPECT_EQ(s.kernel.launch(2, 32).finished, 64u);  // still usable afterwards
 }
 

@@ -107,15 +107,21 @@ TEST(Scheduler, TwoJobsShareTheDevice) {
 TEST(Scheduler, RejectsImpossibleLaunchesAndTasks) {
   auto rt = test::make_runtime(4);
   std::uint32_t stop = 1;
-  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 5}, {&stop}), std::invalid_argument);
-  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .threads = 0}, {&stop}),
-               std::invalid_argument);
-  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .threads = 2048}, {&stop}),
-               std::invalid_argument);
-  EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .policy = Policy::capped(3)}, {&stop}),
-               std::invalid_argument);
-  EXPECT_THROW(rt->run(0, [](Task&) {}), std::invalid_argument);
-  EXPECT_THROW(rt->run(5, [](Task&) {}), std::invalid_argument);
+  using test::expect_invalid;
+  expect_invalid([&] { rt->launch<Spinner>({.max_groups = 5}, {&stop}); },
+                 "max_groups 5 exceeds the workgroups that can be resident at once (4)");
+  expect_invalid([&] { rt->launch<Spinner>({.max_groups = 2, .threads = 0}, {&stop}); },
+                 "threads per workgroup must be in [1, 1024], got 0");
+  expect_invalid([&] { rt->launch<Spinner>({.max_groups = 2, .threads = 2048}, {&stop}); },
+                 "threads per workgroup must be in [1, 1024], got 2048");
+  expect_invalid(
+      [&] { rt->launch<Spinner>({.max_groups = 2, .policy = Policy::capped(3)}, {&stop}); },
+      "cap policy needs a cap in [1, N=2]");
+  expect_invalid([&] { rt->run(0, [](Task&) {}); }, "a task needs at least one workgroup");
+  expect_invalid([&] { rt->run(5, [](Task&) {}); },
+                 "task asks for 5 workgroups but the device holds only 4");
+  expect_invalid([&] { rt->run_fraction(1.5, [](Task&) {}); },
+                 "a task's device fraction must be in (0, 1]");
 }
 
 TEST(Scheduler, TaskExceptionReturnsSlots) {
