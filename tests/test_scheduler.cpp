@@ -4,7 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "backend.hpp"
 #include "examples/task_queue.hpp"
@@ -141,4 +145,81 @@ TEST(Policy, ParsesAndNames) {
   EXPECT_THROW(Policy::parse("cap:0"), std::invalid_argument);
   EXPECT_THROW(Policy::parse("adversarial:"), std::invalid_argument);
   EXPECT_THROW(Policy::parse("greedy"), std::invalid_argument);
+}
+
+// A cooperative kernel that never offers kills nor reaches a resizing barrier: it keeps its
+// workgroups until told to stop.
+struct Hog {
+  struct Params {
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) ctx.pause();
+    COOP_END(ctx);
+  }
+};
+
+namespace {
+struct Reports {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::function<void(const std::string&)> sink() {
+    return [this](const std::string& s) {
+      std::lock_guard lock(mu);
+      lines.push_back(s);
+    };
+  }
+};
+}  // namespace
+
+TEST(Faults, TaskGetsAClearErrorWhenAJobStopsOfferingKills) {
+  Reports reports;
+  RuntimeOptions ro;
+  ro.backend = RuntimeOptions::Select::cpu;
+  ro.cpu_slots = 4;
+  ro.gather_deadline_s = 0.2;
+  ro.gather_deadline_fails = true;
+  ro.report = reports.sink();
+  Runtime rt(ro);
+  std::uint32_t stop = 0;
+  Job job = rt.launch<Hog>({.max_groups = 4}, {&stop});
+  try {
+    rt.run(2, [](Task&) { ADD_FAILURE() << "the task ran without its workgroups"; });
+    FAIL() << "expected coop::gather_timeout";
+  } catch (const gather_timeout& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("job 0 holds 4 units (M = 4 of N = 4"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("offer_kill and resizing barriers"), std::string::npos) << msg;
+  }
+  ASSERT_EQ(reports.lines.size(), 1u);
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job.wait();
+  // Nothing was lost: the whole device is free again.
+  EXPECT_EQ(rt.run(4, [](Task&) {}).groups, 4u);
+}
+
+TEST(Faults, TaskWaitsPastTheReportAndRunsWhenCapacityFrees) {
+  Reports reports;
+  RuntimeOptions ro;
+  ro.backend = RuntimeOptions::Select::cpu;
+  ro.cpu_slots = 4;
+  ro.gather_deadline_s = 0.1;
+  ro.report = reports.sink();
+  Runtime rt(ro);
+  std::uint32_t stop = 0;
+  Job job = rt.launch<Hog>({.max_groups = 4}, {&stop});
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    atomic_ref<std::uint32_t>(stop).store(1);
+  });
+  bool ran = false;
+  TaskRecord r = rt.run(2, [&](Task&) { ran = true; });
+  release.join();
+  job.wait();
+  EXPECT_TRUE(ran);
+  EXPECT_GE(r.gather_ms(), 300.0) << "the task ran before the job let go";
+  ASSERT_EQ(reports.lines.size(), 1u);
+  EXPECT_NE(reports.lines[0].find("a task waited"), std::string::npos) << reports.lines[0];
 }

@@ -50,6 +50,14 @@ struct RuntimeOptions {
   double watchdog_s = 20;
   /// How capacity is freed for tasks: kills, whole-job suspension, or the hybrid of both.
   PreemptionPolicy preemption{};
+  /// A task still waiting for its workgroups this long after asking is reported (a job that
+  /// stopped offering kills); 0 = never.
+  double gather_deadline_s = 10;
+  /// ... and then fails with coop::gather_timeout (it did not run and holds nothing) instead of
+  /// waiting on until the capacity frees.
+  bool gather_deadline_fails = false;
+  /// Where reports go (default: one line on stderr).
+  std::function<void(const std::string&)> report;
 };
 
 /// What a non-cooperative task gets while it holds its workgroups.
@@ -130,6 +138,7 @@ class Runtime {
   cpu::Options cpu_options() const { return {opts_.checking, opts_.watchdog_s}; }
   TaskRecord run_units(std::uint32_t units, std::uint32_t groups,
                        const std::function<void(Task&)>& work, int priority);
+  void configure_scheduler();
   RuntimeOptions opts_;
   Backend backend_ = Backend::cpu;
   std::unique_ptr<cuda::DeviceService, CudaServiceDeleter> cuda_;

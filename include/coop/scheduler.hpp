@@ -15,6 +15,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -90,6 +91,11 @@ class Scheduler {
   /// each running job that gives capacity by kills, all of a job the preemption policy would
   /// suspend for such a request, nothing of a reserved job that cannot be preempted.
   std::uint32_t gatherable_units(std::uint32_t wanted) const;
+  /// A task still waiting for its workgroups `seconds` after its request is reported through
+  /// `report` (once per task), and with `fail` withdrawn and failed with coop::gather_timeout;
+  /// 0 seconds: never. Jobs that hold capacity and do not give it back are named.
+  void set_gather_deadline(double seconds, bool fail,
+                           std::function<void(const std::string&)> report);
   void set_preemption(const PreemptionPolicy& p);
   PreemptionPolicy preemption() const;
   /// Units a workgroup of the lowest-priority running job costs (1 when none runs).
@@ -121,7 +127,9 @@ class Scheduler {
   std::int64_t free_locked() const;
   std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
   void set_target(JobEntry& e, std::uint32_t t);
-  std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock);
+  std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,
+                       bool deadline = false);
+  std::string describe_holders(const Waiter& w) const;
   void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
   void reclaim();   // ask jobs for the capacity that waiting tasks still miss
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
@@ -137,6 +145,9 @@ class Scheduler {
   std::uint64_t seq_ = 0;
   std::vector<TaskRecord> records_;
   PreemptionPolicy preemption_;
+  double gather_deadline_s_ = 0;
+  bool gather_deadline_fails_ = false;
+  std::function<void(const std::string&)> gather_report_;
   struct Restart {
     JobControl* job;
     std::uint32_t m;

@@ -15,6 +15,15 @@ class misuse_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by Runtime::run / run_fraction when a task's workgroups were not gathered within the
+/// runtime's gather deadline and the runtime is set to fail then
+/// (RuntimeOptions::gather_deadline_fails); the message names the jobs that hold capacity. The
+/// task did not run and holds nothing.
+class gather_timeout : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct TimelinePoint {
   double t_ms;           ///< since the runtime was created
   std::uint32_t active;  ///< M after the change

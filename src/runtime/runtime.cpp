@@ -1,5 +1,7 @@
 #include "coop/runtime.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -36,6 +38,14 @@ std::uint32_t cpu_slots_from(const RuntimeOptions& o) {
 }
 }  // namespace
 
+void Runtime::configure_scheduler() {
+  sched_->set_preemption(opts_.preemption);
+  auto report = opts_.report ? opts_.report : [](const std::string& what) {
+    std::fprintf(stderr, "coop: %s\n", what.c_str());
+  };
+  sched_->set_gather_deadline(opts_.gather_deadline_s, opts_.gather_deadline_fails, report);
+}
+
 Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
   using Select = RuntimeOptions::Select;
 #ifdef COOP_HAVE_CUDA
@@ -52,7 +62,7 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
       backend_ = Backend::cuda;
       sched_ = std::make_unique<detail::Scheduler>(std::uint32_t(cuda_->info().multiprocessors) *
                                                    cuda::kUnitsPerSM);
-      sched_->set_preemption(opts.preemption);
+      configure_scheduler();
       return;
     }
   }
@@ -61,7 +71,7 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
     throw std::runtime_error("the CUDA backend was asked for, but coop was built without it");
 #endif
   sched_ = std::make_unique<detail::Scheduler>(cpu_slots_from(opts));
-  sched_->set_preemption(opts.preemption);
+  configure_scheduler();
 }
 
 void Runtime::set_preemption(const PreemptionPolicy& p) { sched_->set_preemption(p); }

@@ -1,5 +1,7 @@
 #include "coop/scheduler.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -118,7 +120,7 @@ void Scheduler::set_target(JobEntry& e, std::uint32_t t) {
 }
 
 std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
-                                std::unique_lock<std::mutex>& lock) {
+                                std::unique_lock<std::mutex>& lock, bool deadline) {
   auto it = waiters_.insert(waiters_.end(), Waiter{units, 0, priority, seq_++});
   dispatch();
   reclaim();
@@ -130,13 +132,60 @@ std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
     std::this_thread::yield();
     lock.lock();
   }
-  cv_.wait(lock, [&] {
+  auto ready = [&] {
     if (it->got < it->need) reclaim();  // jobs may have shrunk or finished meanwhile
     return it->got == it->need;
-  });
+  };
+  if (deadline && gather_deadline_s_ > 0) {
+    const auto due = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                        std::chrono::duration<double>(gather_deadline_s_));
+    if (!cv_.wait_until(lock, due, ready)) {
+      const std::string what = describe_holders(*it);
+      if (gather_report_) {  // not under the lock: the report may call into the runtime
+        auto report = gather_report_;
+        lock.unlock();
+        report(what);
+        lock.lock();
+      }
+      if (gather_deadline_fails_) {
+        waiters_.erase(it);  // what it had gathered is free again
+        dispatch();
+        throw gather_timeout(what);
+      }
+    }
+  }
+  cv_.wait(lock, ready);
   std::uint32_t got = it->got;
   waiters_.erase(it);
   return got;
+}
+
+std::string Scheduler::describe_holders(const Waiter& w) const {
+  char waited[32];
+  std::snprintf(waited, sizeof waited, "%g", gather_deadline_s_);
+  std::string s = std::string("a task waited ") + waited + " s for " + std::to_string(w.need) +
+                  " units of capacity and has " + std::to_string(w.got) + ";";
+  if (tasks_held_) s += " running tasks hold " + std::to_string(tasks_held_) + " units;";
+  int i = 0;
+  for (const auto& e : jobs_) {
+    s += " job " + std::to_string(i++) + " holds " + std::to_string(occupied(e)) +
+         " units (M = " + std::to_string(e.job->reported_active()) +
+         " of N = " + std::to_string(e.n) + ", asked to shrink to " + std::to_string(e.target) +
+         ")";
+    if (e.reserved) s += " and never resizes (persistent or fixed)";
+    s += ";";
+  }
+  return s +
+         " a cooperative kernel gives workgroups back only at offer_kill and resizing "
+         "barriers: one that reaches neither keeps them";
+}
+
+void Scheduler::set_gather_deadline(double seconds, bool fail,
+                                    std::function<void(const std::string&)> report) {
+  std::lock_guard lock(mu_);
+  gather_deadline_s_ = seconds;
+  gather_deadline_fails_ = fail;
+  gather_report_ = std::move(report);
 }
 
 std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,
@@ -353,7 +402,7 @@ TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int pr
   rec.priority = priority;
   std::unique_lock lock(mu_);
   rec.request_ms = now_ms();
-  gather(units, priority, lock);
+  gather(units, priority, lock, /*deadline=*/true);
   tasks_held_ += units;
   rec.gathered_ms = now_ms();
   lock.unlock();
