@@ -219,7 +219,7 @@ def fig5(units, plots, made, md):
 
 def task_model(rows, name, p):
     """P/(P-E) for the tasks as they ran (their calibrated time alone), and that time."""
-    e = med([u["task"]["alone_ms"] for u in rows if u["workload"] == name and "task" in u
+    e = med([u["task"]["alone_ms"] for u in rows if u.get("workload") == name and "task" in u
              and u["task"].get("kind") == "matmul"])
     return (p / (p - e), e) if e else (None, None)
 

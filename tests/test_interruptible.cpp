@@ -216,7 +216,9 @@ TEST(Interruptible, TasksPreemptTheKernelBetweenLaunches) {
   std::atomic<bool> done{false};
   InterruptProgress p;
   std::thread runner([&] {
-    p = s.kernel.launch(ceil_div(n, 64), 64, {.slice_ms = 2});
+    // Slices long against a launch's own cost (fibers are made per launch on the CPU: slow
+    // under sanitizers), short against the kernel.
+    p = s.kernel.launch(ceil_div(n, 64), 64, {.slice_ms = test::kOnGpu ? 2.0 : 20.0});
     done = true;
   });
   // Tasks fire while the kernel runs: each one needs it off the device.

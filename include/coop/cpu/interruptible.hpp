@@ -29,6 +29,7 @@ inline std::uint64_t ik_now_ns() {
 struct IkLaunch {
   std::uint32_t blocks = 0, threads = 0, launch = 0;
   detail::ThreadBudget budget;  ///< the template each thread copies
+  std::uint64_t budget_ns = 0;  ///< time mode: each block's budget, from its own start
   std::atomic<std::uint32_t>* stop = nullptr;
   std::atomic<std::uint64_t> finished{0};
   std::mutex mu;  ///< guards the misuse report
@@ -52,8 +53,11 @@ struct IkLaunch {
 template <class K>
 class IkCtx {
  public:
-  IkCtx(IkLaunch& l, WorkgroupBase& wg, ik_shared_t<K>& shared, unsigned lid, int point)
-      : l_(l), wg_(wg), shared_(shared), lid_(lid), point_(point), budget_(l.budget) {}
+  IkCtx(IkLaunch& l, WorkgroupBase& wg, ik_shared_t<K>& shared, unsigned lid, int point,
+        std::uint64_t deadline)
+      : l_(l), wg_(wg), shared_(shared), lid_(lid), point_(point), budget_(l.budget) {
+    budget_.deadline = deadline;
+  }
 
   // COOP_HD with host-only bodies: kernel templates are compiled for both sides by nvcc, and
   // the device pass never runs this context (see COOP_HOST_BODY).
@@ -150,7 +154,7 @@ class IkRunner final : public detail::SliceRunner {
     l.launch = launch_.fetch_add(1) + 1;
     l.stop = &stop_;
     l.budget.limit = checkpoints;
-    l.budget.deadline = ik_now_ns() + budget_ns;
+    l.budget_ns = budget_ns;
     l.budget.poll = detail::kPollNs;
     std::atomic<std::uint32_t> next{0};
     const unsigned workers =
@@ -186,13 +190,17 @@ class IkRunner final : public detail::SliceRunner {
     IkLaunch* launch;
     WorkgroupBase* wg;
     ik_shared_t<K>* shared;
+    std::uint64_t deadline;
   };
 
   void run_block(IkLaunch& l, std::uint32_t b) {
     try {
       WorkgroupBase wg(nullptr, b, threads_, 0);
       ik_shared_t<K> shared{};
-      BlockArg arg{this, &l, &wg, &shared};
+      // Blocks run a few at a time here (as many as there are hardware threads), so each one's
+      // budget counts from its own start: a block started late still gets its slice's worth of
+      // progress (on a GPU the whole grid is resident and the budget counts from the launch).
+      BlockArg arg{this, &l, &wg, &shared, ik_now_ns() + l.budget_ns};
       wg.team.run(&IkRunner::fiber_main, &arg);
       if (!wg.failure.empty())
         l.fail("block " + std::to_string(b) + ": " + wg.failure +
@@ -212,7 +220,7 @@ class IkRunner final : public detail::SliceRunner {
       const std::int32_t point = self.points_[gid];
       if (point != detail::kThreadComplete) {
         Locals locals = point != 0 ? self.locals_[gid] : Locals{};
-        IkCtx<K> ic(l, wg, *a->shared, lid, point);
+        IkCtx<K> ic(l, wg, *a->shared, lid, point, a->deadline);
         detail::run_thread<K>(ic, self.args_, locals);
         if (ic.interrupted()) {
           self.locals_[gid] = locals;
