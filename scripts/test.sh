@@ -18,6 +18,7 @@ for h in $(cd include && find coop -name '*.hpp'); do
   echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -Iinclude -x c++ - \
     || { echo "header $h does not compile on its own"; exit 1; }
 done
+bash scripts/fuzz.sh --smoke  # the graph readers under libFuzzer, 15 s each (docs/reliability.md)
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="$PATH:/usr/local/cuda/bin"
   for h in $(cd include && find coop -name '*.cuh'); do

@@ -4,13 +4,17 @@
 // file, the line (or byte) and the reason, never with a crash or a giant allocation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <typeinfo>
+#include <vector>
 
 #include <unistd.h>
 
@@ -205,6 +209,16 @@ TEST(GraphIo, MalformedFilesNameFileLineAndReason) {
        ":3:", "announces 2 entries but the file has 1"},
       {"nan.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n",
        ":3:", "not a finite number"},
+      // Found by parser fuzzing (docs/reliability.md).
+      {"ov.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1e300\n",
+       ":3:", "weight 1e+300 does not fit in 32 bits"},
+      {"ns.mtx", "%%MatrixMarket matrix coordinate real general\n% no size line\n",
+       ":2:", "no size line"},
+      {"hv.gr", "p sp 400000000 0\n", ":1:", "implausible for a file of 17 bytes"},
+      {"hv.mtx", "%%MatrixMarket matrix coordinate pattern general\n400000000 400000000 0\n",
+       ":2:", "vertex count 400000000 is implausible"},
+      {"nc.graph", "3 1 011 x\n2\n1\n\n", ":1:", "vertex weight count 'x' is not"},
+      {"ft.graph", "3 1 11111111111111111111111\n2\n1\n\n", ":1:", "more than three digits"},
   };
   for (const Case& c : cases) {
     std::string path = write(c.name, c.text);
@@ -242,4 +256,45 @@ TEST(GraphIo, LyingBinaryHeadersFailWithoutGiantAllocations) {
   // Unknown extension and missing file.
   EXPECT_THROW(read_graph(write("g.txt", "1 2\n")), parse_error);
   EXPECT_THROW(read_graph(tmp("missing.gr").string()), parse_error);
+}
+
+TEST(GraphIo, FuzzRegressionsFailCleanly) {
+  // tests/data/fuzz/<reader>/FILE (see its README.md): ok-* must be read, every other file must
+  // fail with parse_error naming the file.
+  using Reader = Graph (*)(const std::string&);
+  const std::map<std::string, Reader> readers = {
+      {"dimacs", read_dimacs}, {"metis", read_metis},      {"matrix_market", read_matrix_market},
+      {"binary", read_binary}, {"read_graph", read_graph}, {"galois_binary", read_galois_binary}};
+  const fs::path root = fs::path(kData).parent_path() / "fuzz";
+  std::size_t files = 0;
+  for (const auto& [reader, read] : readers) {
+    std::vector<fs::path> paths;
+    if (fs::is_directory(root / reader))
+      for (const auto& e : fs::directory_iterator(root / reader))
+        if (e.is_regular_file()) paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    for (const fs::path& p : paths) {
+      ++files;
+      const std::string path = p.string();
+      const bool ok = p.filename().string().rfind("ok-", 0) == 0;
+      try {
+        Graph g = read(path);
+        EXPECT_TRUE(ok) << reader << " accepted " << path;
+        ASSERT_GE(g.row.size(), 2u) << path;
+        EXPECT_EQ(g.row.front(), 0u) << path;
+        EXPECT_TRUE(std::is_sorted(g.row.begin(), g.row.end())) << path;
+        EXPECT_EQ(g.row.back(), g.m()) << path;
+        EXPECT_EQ(g.weight.size(), g.col.size()) << path;
+        EXPECT_TRUE(std::all_of(g.col.begin(), g.col.end(), [&](auto v) { return v < g.n(); }))
+            << path;
+      } catch (const parse_error& e) {
+        EXPECT_FALSE(ok) << reader << " rejected " << path << ": " << e.what();
+        EXPECT_EQ(std::string(e.what()).rfind(path + ":", 0), 0u) << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << reader << " threw " << typeid(e).name() << " (not parse_error) on " << path
+                      << ": " << e.what();
+      }
+    }
+  }
+  EXPECT_GE(files, 20u) << "regression inputs missing under " << root;
 }

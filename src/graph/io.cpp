@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -110,10 +111,31 @@ std::size_t reserve_for(std::uint64_t claimed, std::size_t file_bytes) {
   return std::size_t(std::min<std::uint64_t>(claimed, file_bytes / 4 + 1));
 }
 
+// A header's vertex count costs 8 bytes of memory per vertex (CSR offsets and the counting sort
+// in Graph::from_arcs) although vertices without arcs take no bytes in DIMACS or Matrix Market.
+// So that a lying header cannot allocate gigabytes from a few bytes, a file of B bytes may
+// declare at most max(2^20, 16 B) vertices: far more isolated vertices than real graphs have.
+constexpr std::uint64_t kFreeVertices = std::uint64_t(1) << 20;
+constexpr std::uint64_t kVerticesPerByte = 16;
+
+void check_vertex_count(std::uint64_t n, const Text& text) {
+  const std::uint64_t limit =
+      std::max<std::uint64_t>(kFreeVertices, kVerticesPerByte * text.size());
+  if (n > limit)
+    text.fail("vertex count " + std::to_string(n) + " is implausible for a file of " +
+              std::to_string(text.size()) + " bytes (at most " + std::to_string(limit) +
+              " = max(2^20, 16 per byte of the file) vertices)");
+}
+
 std::uint32_t to_weight(double v, const Text& text) {
-  double w = std::llround(std::fabs(v));
-  if (w > double(std::numeric_limits<std::uint32_t>::max()))
-    text.fail("weight " + std::to_string(v) + " does not fit in 32 bits");
+  // Range check before converting: a double beyond the integer range (1e300) has no rounding
+  // to an integer type (std::llround's result is unspecified, the cast undefined).
+  const double w = std::round(std::fabs(v));
+  if (!(w <= double(std::numeric_limits<std::uint32_t>::max()))) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", v);
+    text.fail(std::string("weight ") + shown + " does not fit in 32 bits");
+  }
   return std::uint32_t(w);
 }
 
@@ -189,6 +211,7 @@ Graph read_dimacs(const std::string& path) {
       n = t.number("vertex count", 1, kMaxVertices);
       m = t.number("arc count", 0, kMaxArcs);
       t.end();
+      check_vertex_count(n, text);
       header = true;
       arcs.reserve(reserve_for(m, text.size()));
     } else if (kind == "a") {
@@ -230,10 +253,13 @@ Graph read_metis(const std::string& path) {
   if (h.next(tok)) {
     for (char c : tok)
       if (c != '0' && c != '1') text.fail("format '" + std::string(tok) + "' must be digits 0/1");
-    fmt = std::stoull(std::string(tok));
-    if (fmt > 111) text.fail("format '" + std::string(tok) + "' has more than three digits");
+    std::string_view digits = tok.substr(std::min(tok.find_first_not_of('0'), tok.size()));
+    if (digits.size() > 3)
+      text.fail("format '" + std::string(tok) + "' has more than three digits");
+    for (char c : digits) fmt = 10 * fmt + std::uint64_t(c - '0');
     if (h.next(tok)) {
-      ncon = std::stoull(std::string(tok));
+      ncon = Tokens(tok, text).number("vertex weight count", 0,
+                                      std::numeric_limits<std::uint32_t>::max());
       h.end();
     }
   }
@@ -290,8 +316,10 @@ Graph read_matrix_market(const std::string& path) {
     text.fail("field '" + field + "' is not supported (real, integer or pattern)");
   if (symmetry != "general" && symmetry != "symmetric")
     text.fail("symmetry '" + symmetry + "' is not supported (general or symmetric)");
-  while (text.next(line) && (blank(line) || line[0] == '%')) {
+  bool size_line = false;
+  while ((size_line = text.next(line)) && (blank(line) || line[0] == '%')) {
   }
+  if (!size_line) text.fail("no size line 'ROWS COLS ENTRIES' after the banner");
   Tokens s(line, text);
   std::uint64_t rows = s.number("row count", 1, kMaxVertices);
   std::uint64_t cols = s.number("column count", 1, kMaxVertices);
@@ -300,6 +328,7 @@ Graph read_matrix_market(const std::string& path) {
   if (rows != cols)
     text.fail("a graph needs a square matrix, not " + std::to_string(rows) + " x " +
               std::to_string(cols));
+  check_vertex_count(rows, text);
   const bool sym = symmetry == "symmetric";
   std::vector<Arc> arcs;
   arcs.reserve(reserve_for(sym ? 2 * nnz : nnz, text.size()));
@@ -316,11 +345,11 @@ Graph read_matrix_market(const std::string& path) {
     if (field == "real") w = to_weight(t.real("value"), text);
     t.end();
     ++entries;
+    // Checked before every arc (a symmetric entry adds two), so the offsets cannot wrap.
+    if (arcs.size() + (sym && i != j ? 2 : 1) > kMaxArcs)
+      text.fail("more than " + std::to_string(kMaxArcs) + " arcs (32-bit offsets)");
     arcs.push_back({i, j, w});
-    if (sym && i != j) {
-      if (arcs.size() >= kMaxArcs) text.fail("too many arcs for 32-bit offsets");
-      arcs.push_back({j, i, w});
-    }
+    if (sym && i != j) arcs.push_back({j, i, w});
   }
   if (entries != nnz)
     text.fail("the size line announces " + std::to_string(nnz) + " entries but the file has " +
