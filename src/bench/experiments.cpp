@@ -15,6 +15,7 @@
 #include "apps/apps.hpp"
 #include "coop/coop.hpp"
 #include "coop/graph/generate.hpp"
+#include "examples/matmul.hpp"
 
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
 #include <cublas_v2.h>
@@ -282,28 +283,21 @@ __global__ void __launch_bounds__(256)
 /// One kind of high-priority task, sized by calibration to take E ms on the whole device.
 class TaskWork {
  public:
-  TaskWork(Runtime& rt, std::string kind, double gpu_ms) : kind_(std::move(kind)) {
-    gpu_ = rt.backend() == Backend::cuda;
+  TaskWork(Runtime& rt, std::string kind, double gpu_ms)
+      : kind_(std::move(kind)),
+        gpu_(rt.backend() == Backend::cuda),
+        m_(gpu_ ? (kind_ == "cublas" ? 2048 : 1024) : 64) {
     if (kind_ == "cublas" && !gpu_)
       throw std::invalid_argument("cublas tasks need the CUDA backend");
-    n_ = gpu_ ? (kind_ == "cublas" ? 2048 : 1024) : 64;
-    a_.resize(std::size_t(n_) * n_);
-    b_.resize(a_.size());
-    c_.resize(a_.size());
-    // Small integers: every float sum is exact, so the check below is exact too.
-    for (std::size_t i = 0; i < a_.size(); ++i) {
-      a_[i] = float(int(i * 7 % 13) - 6);
-      b_[i] = float(int(i * 5 % 11) - 5);
-    }
     full_ = gpu_ ? 0 : std::max(1u, std::thread::hardware_concurrency());
 #if COOP_BENCH_GPU
     if (gpu_) {
-      const std::size_t bytes = a_.size() * sizeof(float);
+      const std::size_t bytes = m_.a.size() * sizeof(float);
       BENCH_CK(cudaMalloc(&da_, bytes), "allocating the task's matrices");
       BENCH_CK(cudaMalloc(&db_, bytes), "allocating the task's matrices");
       BENCH_CK(cudaMalloc(&dc_, bytes), "allocating the task's matrices");
-      BENCH_CK(cudaMemcpy(da_, a_.data(), bytes, cudaMemcpyHostToDevice), "copying A");
-      BENCH_CK(cudaMemcpy(db_, b_.data(), bytes, cudaMemcpyHostToDevice), "copying B");
+      BENCH_CK(cudaMemcpy(da_, m_.a.data(), bytes, cudaMemcpyHostToDevice), "copying A");
+      BENCH_CK(cudaMemcpy(db_, m_.b.data(), bytes, cudaMemcpyHostToDevice), "copying B");
       int least = 0, greatest = 0, occ = 0, dev = 0;
       BENCH_CK(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
       BENCH_CK(cudaStreamCreateWithPriority(&high_, cudaStreamNonBlocking, greatest),
@@ -356,7 +350,7 @@ class TaskWork {
       return;
     }
 #endif
-    run_cpu(groups);
+    m_.run_threads(groups, products_);
   }
   /// Runs one task outside the scheduler on a high-priority stream (the no-cooperation
   /// baselines): it starts when the device has room.
@@ -368,26 +362,20 @@ class TaskWork {
       return;
     }
 #endif
-    run_cpu(groups);
+    m_.run_threads(groups, products_);
   }
   /// Compares sampled entries of the last product with a serial one.
   bool check() {
 #if COOP_BENCH_GPU
     if (gpu_)
-      BENCH_CK(cudaMemcpy(c_.data(), dc_, c_.size() * sizeof(float), cudaMemcpyDeviceToHost),
+      BENCH_CK(cudaMemcpy(m_.c.data(), dc_, m_.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
                "reading the task's product");
 #endif
-    for (std::uint32_t i = 0; i < n_; i += n_ / 8 + 1)
-      for (std::uint32_t j = 0; j < n_; j += 7) {
-        float s = 0;
-        for (std::uint32_t k = 0; k < n_; ++k) s += a_[i * n_ + k] * b_[k * n_ + j];
-        if (s != c_[i * n_ + j]) return false;
-      }
-    return true;
+    return m_.check();
   }
   json describe() const {
     return {{"kind", kind_},
-            {"n", n_},
+            {"n", m_.n},
             {"products", products_},
             {"full_grid", full_},
             {"alone_ms", alone_ms_}};
@@ -406,41 +394,25 @@ class TaskWork {
       // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first.
       cublasSetStream(handle_, s);
       const float one = 1, zero = 0;
-      const int m = int(n_);
+      const int m = int(m_.n);
       for (std::uint32_t p = 0; p < products_; ++p)
         if (cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, db_, m, da_, m, &zero,
                         dc_, m) != CUBLAS_STATUS_SUCCESS)
           throw std::runtime_error("cublasSgemm failed");
       return;
     }
-    task_matmul<<<std::max(1u, groups), 256, 0, s>>>(da_, db_, dc_, n_, products_);
+    task_matmul<<<std::max(1u, groups), 256, 0, s>>>(da_, db_, dc_, m_.n, products_);
     BENCH_CK(cudaGetLastError(), "launching the task");
   }
   float *da_ = nullptr, *db_ = nullptr, *dc_ = nullptr;
   cudaStream_t high_ = nullptr;
   cublasHandle_t handle_ = nullptr;
 #endif
-  void run_cpu(std::uint32_t groups) {
-    std::vector<std::thread> workers;
-    const std::uint32_t w = std::max(1u, std::min(groups, n_));
-    for (std::uint32_t g = 0; g < w; ++g)
-      workers.emplace_back([this, g, w] {
-        for (std::uint32_t p = 0; p < products_; ++p)
-          for (std::uint32_t i = g; i < n_; i += w)
-            for (std::uint32_t j = 0; j < n_; ++j) {
-              float s = 0;
-              for (std::uint32_t k = 0; k < n_; ++k) s += a_[i * n_ + k] * b_[k * n_ + j];
-              c_[i * n_ + j] = s;
-            }
-      });
-    for (auto& t : workers) t.join();
-  }
-
   std::string kind_;
   bool gpu_ = false;
-  std::uint32_t n_ = 0, products_ = 1, full_ = 1;
+  examples::HostMatmul m_;  ///< the matrices (and the product, on the CPU backend)
+  std::uint32_t products_ = 1, full_ = 1;
   double alone_ms_ = 0;
-  std::vector<float> a_, b_, c_;
 };
 
 json to_json(const JobStats& s) {

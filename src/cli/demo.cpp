@@ -13,6 +13,7 @@
 
 #include "coop/coop.hpp"
 #include "examples/frontier_bfs.hpp"
+#include "examples/matmul.hpp"
 #include "examples/task_queue.hpp"
 #include "options.hpp"
 
@@ -39,18 +40,13 @@ double percentile(std::vector<double> v, double p) {
 // The high-priority task's work: a float matmul, split over the task's workgroups on the CPU
 // backend (one host thread each), a cuBLAS SGEMM on the task's stream on a GPU; checked against
 // a serial product (small integers: the float sums are exact).
-struct Matmul {
-  explicit Matmul(std::uint32_t size) : n(size), a(size * size), b(size * size), c(size * size) {
-    for (std::uint32_t i = 0; i < n * n; ++i) {
-      a[i] = float((i * 7) % 13) - 6;
-      b[i] = float((i * 5) % 11) - 5;
-    }
-  }
+struct Matmul : examples::HostMatmul {
+  explicit Matmul(std::uint32_t size) : HostMatmul(size) {}
   void run(Task& t) {
 #if COOP_DEMO_GPU
     if (t.backend() == Backend::cuda) return run_gpu(t.stream());
 #endif
-    run_cpu(t.groups());
+    run_threads(t.groups());
   }
 #if COOP_DEMO_GPU
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first.
@@ -85,31 +81,6 @@ struct Matmul {
   cublasHandle_t handle = nullptr;
   float *da = nullptr, *db = nullptr, *dc = nullptr;
 #endif
-  void run_cpu(std::uint32_t groups) {
-    std::vector<std::thread> workers;
-    for (std::uint32_t g = 0; g < groups; ++g)
-      workers.emplace_back([this, g, groups] {
-        for (std::uint32_t i = g; i < n; i += groups)
-          for (std::uint32_t j = 0; j < n; ++j) {
-            float s = 0;
-            for (std::uint32_t k = 0; k < n; ++k) s += a[i * n + k] * b[k * n + j];
-            c[i * n + j] = s;
-          }
-      });
-    for (auto& w : workers) w.join();
-  }
-  bool check() const {
-    const std::uint32_t step = n > 256 ? n / 16 + 1 : 1;
-    for (std::uint32_t i = 0; i < n; i += step)
-      for (std::uint32_t j = 0; j < n; j += 5) {
-        float s = 0;
-        for (std::uint32_t k = 0; k < n; ++k) s += a[i * n + k] * b[k * n + j];
-        if (s != c[i * n + j]) return false;
-      }
-    return true;
-  }
-  std::uint32_t n;
-  std::vector<float> a, b, c;
 };
 
 void print_timeline(const JobStats& s, std::uint32_t n) {
