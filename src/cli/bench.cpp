@@ -110,7 +110,8 @@ int run_bench(const BenchOptions& o, const std::string& command) {
   const bench::Unit* running = nullptr;
   auto unit_start = std::chrono::steady_clock::now();
   bool over = false;
-  const auto poll = std::chrono::duration<double>(std::clamp(o.unit_timeout_s / 4, 0.001, 0.2));
+  const auto poll = std::chrono::duration<double>(
+      o.unit_timeout_s > 0 ? std::clamp(o.unit_timeout_s / 4, 0.001, 0.2) : 0.2);
   std::thread watchdog([&] {
     std::unique_lock lock(mu);
     while (!over) {
