@@ -1,6 +1,7 @@
 // The handle on a launched cooperative kernel, the same for every backend.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,7 @@ class JobImpl {
   virtual void set_cap(std::uint32_t cap) = 0;
   virtual bool suspend() = 0;
   virtual std::uint32_t resume(std::uint32_t m) = 0;
+  virtual bool cancel() = 0;
 };
 
 /// Sets up a new job's channel (N, seed, the protocol flags the launch asks for).
@@ -56,10 +58,15 @@ class JobLifecycle {
   void require_suspended() const;
   /// Keeps the first error.
   void set_error(const std::string& what);
+  /// wait()'s verdict once the job finished (mu_ held): job_cancelled, misuse_error or nothing.
+  void throw_if_failed_locked() const;
+  /// A job that is not on the device and never will be again: finished as cancelled.
+  void finish_cancelled(double now_ms);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool finished_ = false, suspended_ = false;
+  std::atomic<bool> cancelled_{false};
   std::string error_;
   JobStats stats_;
 };
@@ -89,6 +96,10 @@ class Job {
   /// Restarts a suspended job with up to `m` workgroups (0 = N, at least one; blocks until the
   /// capacity is gathered) from the barrier where it stopped. Returns the M it resumed with.
   std::uint32_t resume(std::uint32_t m = 0) { return impl_->resume(m); }
+  /// Stops the job early: its workgroups leave at their next offer_kill, resizing barrier or
+  /// protocol wait (a suspended job at once) and wait() throws coop::job_cancelled. A kernel
+  /// that reaches none of those runs to its end. Returns false if the job had already finished.
+  bool cancel() { return impl_->cancel(); }
   explicit operator bool() const { return bool(impl_); }
 
  private:

@@ -150,6 +150,8 @@ COOP_HD inline Membership view_membership(Channel& ch) {
 //   void on_membership(uint32_t before, uint32_t after);   M changed (timeline, scheduler)
 //   void barrier_unreachable(int site, uint32_t arrived, uint32_t active, uint32_t finished);
 //   void invariant_failed(const char* what);       protocol/scheduler bug or misuse
+//   void abort();                                   the job is stopping (cancelled or failed):
+//                                                   leave the kernel now, not returning
 
 /// A barrier's answer as a workgroup-level primitive passes it on: bit 0 = removed, M above.
 COOP_HD constexpr std::uint64_t barrier_result(std::uint32_t m_after) {
@@ -180,6 +182,8 @@ class Protocol {
     std::uint64_t raw = word().load();
     if (flags_ & flag_adversarial) return adversarial_kill(id, raw);
     if (target() >= active_of(raw)) return false;  // the hot path: two loads
+    // A cancelled job (target 0) stops here; the abort word shares the membership word's line.
+    if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
     if (flags_ & flag_any_order) return kill_any(id, raw);
     return batch_kill(id, raw, site);
   }

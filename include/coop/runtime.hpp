@@ -77,9 +77,16 @@ class Task {
   CUstream_st* stream_;
 };
 
+/// How Runtime::shutdown treats jobs that still run.
+enum class Shutdown : std::uint8_t {
+  wait,    ///< let them finish (jobs the scheduler preempted are restarted to finish)
+  cancel,  ///< stop them at their next offer_kill, resizing barrier or protocol wait
+};
+
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions opts = {});
+  /// shutdown(Shutdown::wait).
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -96,6 +103,9 @@ class Runtime {
   template <class K>
   Job launch(const LaunchConfig& cfg, const params_t<K>& params,
              const transmit_t<K>& transmit = {}) {
+    // Before anything is allocated: on a GPU, freeing a refused job's memory would wait for
+    // the kernels still running.
+    if (sched_->closed()) throw runtime_closed("cannot launch a job: the runtime has shut down");
     if (backend_ == Backend::cuda) {
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
       return cuda::launch<K>(*cuda_, *sched_, cfg, params, transmit);
@@ -124,6 +134,18 @@ class Runtime {
                           int priority = 0);
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
 
+  /// Ends the runtime's work, from any thread: launches, tasks and resumptions, new ones and
+  /// those waiting for capacity, fail with coop::runtime_closed; running tasks finish; jobs the
+  /// user suspended are cancelled (they could not be resumed); running jobs finish or, with
+  /// Shutdown::cancel, are cancelled (Job::wait throws coop::job_cancelled; an interruptible
+  /// launch throws interrupt_error). Returns when no job runs and no call is inside the
+  /// runtime; the Runtime may then be destroyed while Job handles live on (wait, done, stats
+  /// still answer). A second call does nothing.
+  void shutdown(Shutdown how = Shutdown::wait);
+  /// The scheduler's state and each job's (on a GPU, read from the device): for diagnosing a
+  /// job that seems stuck.
+  std::string describe() const;
+
   /// Changes how capacity is freed for tasks from now on.
   void set_preemption(const PreemptionPolicy& p);
   PreemptionPolicy preemption() const;
@@ -139,6 +161,7 @@ class Runtime {
   TaskRecord run_units(std::uint32_t units, std::uint32_t groups,
                        const std::function<void(Task&)>& work, int priority);
   void configure_scheduler();
+  void report(const std::string& what) const;
   RuntimeOptions opts_;
   Backend backend_ = Backend::cpu;
   std::unique_ptr<cuda::DeviceService, CudaServiceDeleter> cuda_;

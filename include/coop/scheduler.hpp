@@ -50,6 +50,15 @@ class JobControl {
   /// Restarts a job the scheduler preempted, with `m` workgroups whose capacity is reserved for
   /// it. Called with the scheduler's lock held, from the scheduler's restart thread.
   virtual void restart(std::uint32_t m) { (void)m; }
+  /// Stops the job early (Job::cancel, Runtime::shutdown). Called with the scheduler's lock
+  /// held: it must not call back into the scheduler. `on_device`: the job runs (or is about to
+  /// be restarted): it must leave at its next offer_kill, resizing barrier or protocol wait and
+  /// then report job_finished as usual. Otherwise it is suspended and the scheduler has already
+  /// dropped it: it finishes as cancelled at once.
+  virtual void cancel(bool on_device) { (void)on_device; }
+  /// A line or more on the job's state for Runtime::describe (the device's view where it has
+  /// one).
+  virtual std::string describe() const { return {}; }
 };
 
 class Scheduler {
@@ -101,6 +110,17 @@ class Scheduler {
   /// Units a workgroup of the lowest-priority running job costs (1 when none runs).
   std::uint32_t reference_cost() const;
 
+  /// Job::cancel: false if the job is no longer registered (it finished).
+  bool cancel(JobControl* job);
+  /// Closes the scheduler: admissions, tasks and resumptions (waiting or new) fail with
+  /// coop::runtime_closed; jobs the user suspended are cancelled, and with `cancel_jobs` every
+  /// job is. Returns once no call is inside the scheduler and every job has finished (jobs the
+  /// scheduler preempted are restarted to finish, unless cancelled).
+  void shutdown(bool cancel_jobs);
+  bool closed() const;
+  /// Capacity, running tasks, waiting requests and every job (with the backend's view).
+  std::string describe() const;
+
  private:
   struct JobEntry {
     JobControl* job;
@@ -115,6 +135,7 @@ class Scheduler {
     bool reserved_at_admit = false;
     bool preempting = false;  ///< asked to suspend for a task; its capacity is on its way back
     bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
+    bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
   };
   struct Waiter {
     std::uint32_t need, got;  ///< units
@@ -134,6 +155,13 @@ class Scheduler {
   void reclaim();   // ask jobs for the capacity that waiting tasks still miss
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
   void restart_loop();
+  void cancel_locked(std::list<JobEntry>::iterator it);
+  /// Counts a blocking call (admit, run_task, resume) for shutdown; refuses new ones once closed.
+  struct Call {
+    Scheduler& s;
+    Call(Scheduler& sched, const char* what);
+    ~Call();
+  };
 
   const std::uint32_t capacity_;
   const clock::time_point epoch_;
@@ -154,6 +182,8 @@ class Scheduler {
   };
   std::vector<Restart> restarts_;  ///< preempted jobs to restart (outside dispatch's callers)
   bool stopping_ = false;
+  bool closed_ = false;
+  std::uint32_t calls_ = 0;  ///< blocking calls inside the scheduler (under mu_)
   std::condition_variable restart_cv_;
   std::thread restarter_;
 };

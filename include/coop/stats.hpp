@@ -24,6 +24,21 @@ class gather_timeout : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Thrown by Job::wait when the job was cancelled (Job::cancel, or Runtime::shutdown with
+/// Shutdown::cancel, or a job the user had suspended when the runtime shut down): its workgroups
+/// left at their next offer_kill, resizing barrier or wait without finishing the kernel.
+class job_cancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Thrown by Runtime::launch, run, run_fraction and Job::resume once Runtime::shutdown has
+/// begun, including by calls that were waiting for capacity then (they hold nothing).
+class runtime_closed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct TimelinePoint {
   double t_ms;           ///< since the runtime was created
   std::uint32_t active;  ///< M after the change

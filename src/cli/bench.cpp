@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -28,6 +29,23 @@ namespace fs = std::filesystem;
 using bench::json;
 
 namespace {
+
+// Runtime::describe, unless it does not answer in time (a lock held by a stuck thread).
+std::string describe_within(Runtime& rt, std::chrono::seconds limit) {
+  auto answer = std::make_shared<std::promise<std::string>>();
+  auto future = answer->get_future();
+  std::thread([answer, &rt] {
+    try {
+      answer->set_value(rt.describe());
+    } catch (const std::exception& e) {
+      answer->set_value(std::string("describe failed: ") + e.what());
+    }
+  }).detach();
+  if (future.wait_for(limit) != std::future_status::ready)
+    return "the runtime did not describe itself within " + std::to_string(limit.count()) +
+           " s (a lock held by a stuck thread?)\n";
+  return future.get();
+}
 
 json load_config(const std::string& spec) {
   const auto names = bench::builtin_config_names();
@@ -122,9 +140,12 @@ int run_bench(const BenchOptions& o, const std::string& command) {
       if (s < o.unit_timeout_s) continue;
       char why[160];
       std::snprintf(why, sizeof why, "timed out after %.1f s (--unit-timeout)", s);
-      store.put(*running, {{"error", why}, {"timed_out", true}, {"finished", utc_now()}});
-      std::fprintf(stderr, "\n%s %s: recorded as failed; stopping (exit 4), rerun to continue\n",
-                   running->key.c_str(), why);
+      // What the runtime and the device were doing: a stuck unit is a bug to diagnose.
+      const std::string state = describe_within(*rt, std::chrono::seconds(2));
+      store.put(*running,
+                {{"error", why}, {"timed_out", true}, {"state", state}, {"finished", utc_now()}});
+      std::fprintf(stderr, "\n%s %s: recorded as failed; stopping (exit 4), rerun to continue\n%s",
+                   running->key.c_str(), why, state.c_str());
       std::fflush(stdout);
       std::fflush(stderr);
       std::_Exit(4);

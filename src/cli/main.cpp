@@ -9,6 +9,7 @@
 #include "demo.hpp"
 #include "fuzz.hpp"
 #include "run.hpp"
+#include "stress.hpp"
 #if defined(COOP_HAVE_CUDA)
 #include "coop/cuda/device.hpp"
 #endif
@@ -134,11 +135,26 @@ int main(int argc, char** argv) {
   fuzz->add_option("--slots", f.slots, "CPU backend: resident workgroup slots (0 = default)");
   fuzz->add_flag("--keep-going", f.keep_going, "do not stop at the first failure");
   fuzz->add_flag("--rotate", f.rotate, "each seed runs one app (seed mod the apps), not all");
+  coop::cli::StressOptions st;
+  auto* stress = app.add_subcommand(
+      "stress", "many kill/fork cycles and tasks in one process: results, leaks, latencies");
+  stress
+      ->add_option("--cycles", st.cycles, "kill/fork cycles wanted (workgroups killed and forked)")
+      ->capture_default_str();
+  stress->add_option("--tasks", st.tasks, "high-priority tasks taken from a running job")
+      ->capture_default_str();
+  stress->add_option("--seed", st.seed, "the first adversarial job's seed")->capture_default_str();
+  stress->add_option("--churn-seconds", st.churn_seconds, "at most this long on adversarial jobs")
+      ->capture_default_str();
+  stress->add_option("--backend", st.backend, "auto | cpu | cuda")->capture_default_str();
+  stress->add_option("--slots", st.slots, "CPU backend: resident workgroup slots (0 = default)");
+  stress->add_option("--json", st.json, "write the report (JSON) here");
   CLI11_PARSE(app, argc, argv);
   try {
     if (*info_cmd) return info();
     if (*run) return coop::cli::run_app(r);
     if (*fuzz) return coop::cli::fuzz_schedules(f);
+    if (*stress) return coop::cli::stress_main(st);
     if (*bench) {
       std::string command;
       for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);

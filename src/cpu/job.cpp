@@ -141,13 +141,18 @@ JobCore::JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const Kernel
 JobCore::~JobCore() {
   // Joining here keeps the kernel's threads from outliving the job even if nobody waited.
   std::vector<std::thread> threads;
+  bool registered = false;
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return live_ == 0; });
     threads.swap(threads_);
+    registered = !finished_;
   }
   for (auto& t : threads)
     if (t.joinable()) t.join();
+  // A job dropped while suspended is still registered (a finished one is not, and after a
+  // runtime shutdown every job has finished: the scheduler may be gone then).
+  if (registered) sched_.job_finished(this);
 }
 
 detail::Membership JobCore::membership() const { return detail::view_membership(*channel_); }
@@ -265,11 +270,8 @@ void JobCore::clear_wait(std::uint32_t id) { wait_[id].kind.store(-1, std::memor
 
 std::uint64_t JobCore::next_incarnation(std::uint32_t id) { return incarnation_[id]++; }
 
-std::string JobCore::stall_report() const {
+std::string JobCore::sites_report() const {
   std::ostringstream os;
-  detail::Membership m = membership();
-  os << "job made no progress for " << opts_.watchdog_s << " s (M=" << m.active << ", N=" << n_
-     << "); workgroups: ";
   for (std::uint32_t i = 0; i < n_; ++i) {
     int st = wait_[i].state.load();
     if (st == 0) continue;
@@ -287,6 +289,13 @@ std::string JobCore::stall_report() const {
            << ")";
     }
   }
+  return os.str();
+}
+
+std::string JobCore::stall_report() const {
+  std::ostringstream os;
+  os << "job made no progress for " << opts_.watchdog_s << " s (M=" << membership().active
+     << ", N=" << n_ << "); workgroups: " << sites_report();
   return os.str();
 }
 
@@ -310,7 +319,7 @@ void JobCore::wait() {
   for (auto& t : threads)
     if (t.joinable()) t.join();
   std::lock_guard lock(mu_);
-  if (!error_.empty()) throw misuse_error(error_);
+  throw_if_failed_locked();
 }
 
 bool JobCore::done() const {
@@ -331,6 +340,36 @@ JobStats JobCore::stats() const {
   return s;
 }
 
-void JobCore::set_cap(std::uint32_t cap) { sched_.set_cap(this, cap); }
+void JobCore::set_cap(std::uint32_t cap) {
+  if (done()) return;  // nothing to limit (and the runtime may be gone)
+  sched_.set_cap(this, cap);
+}
+
+bool JobCore::cancel() {
+  if (done()) return false;
+  return sched_.cancel(this);
+}
+
+void JobCore::cancel(bool on_device) {
+  cancelled_.store(true);
+  if (!on_device) {
+    finish_cancelled(sched_.now_ms());
+    return;
+  }
+  // Every workgroup unwinds at its next workgroup barrier or protocol wait.
+  aborted_.store(true);
+  detail::atomic<std::uint32_t>(channel_->abort).store(1);
+  detail::atomic<std::uint32_t>(channel_->target).store(0);
+}
+
+std::string JobCore::describe() const {
+  detail::Channel& ch = *channel_;
+  const std::uint64_t w = detail::atomic<std::uint64_t>(ch.membership).load();
+  return "M " + std::to_string(detail::active_of(w)) + ", arrivals " +
+         std::to_string(detail::arrived_of(w)) + ", leaving " +
+         std::to_string(detail::leaving_of(w)) + ", target " +
+         std::to_string(detail::atomic<std::uint32_t>(ch.target).load()) +
+         (aborted() ? ", aborted" : "") + "; workgroups:" + sites_report();
+}
 
 }  // namespace coop::cpu

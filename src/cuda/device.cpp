@@ -2,7 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <stdexcept>
+
+#include "coop/cuda/loading.hpp"
 
 namespace coop::cuda {
 
@@ -44,5 +47,7 @@ std::vector<DeviceInfo> devices(std::string* error) {
   }
   return out;
 }
+
+void prefer_eager_module_loading() { ::setenv("CUDA_MODULE_LOADING", "EAGER", 0); }
 
 }  // namespace coop::cuda

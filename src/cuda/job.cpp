@@ -3,8 +3,11 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
+
+#include "coop/cuda/streams.hpp"
 
 namespace coop::cuda {
 
@@ -46,16 +49,32 @@ std::uint32_t checked_groups(const DeviceService& dev, const LaunchConfig& cfg, 
 
 // ---------------------------------------------------------------- DeviceService
 
-DeviceService::DeviceService(int device) {
-  check(cudaSetDevice(device), "selecting the device");
-  info_ = describe(device);
+namespace {
+std::atomic<int> g_live_streams{0};
+}
+
+CUstream_st* create_stream(bool high, const char* what) {
   int least = 0, greatest = 0;
   check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
   cudaStream_t s = nullptr;
-  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest), "creating a stream");
-  task_stream_ = s;
-  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest), "creating a stream");
-  control_stream_ = s;
+  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high ? greatest : least), what);
+  g_live_streams.fetch_add(1);
+  return s;
+}
+
+void destroy_stream(CUstream_st* s) {
+  if (!s) return;
+  cudaStreamDestroy(s);
+  g_live_streams.fetch_sub(1);
+}
+
+int live_streams() { return g_live_streams.load(); }
+
+DeviceService::DeviceService(int device) {
+  check(cudaSetDevice(device), "selecting the device");
+  info_ = describe(device);
+  task_stream_ = create_stream(true, "creating the task stream");
+  control_stream_ = create_stream(true, "creating the control stream");
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -66,8 +85,8 @@ DeviceService::~DeviceService() {
   }
   cv_.notify_all();
   thread_.join();
-  cudaStreamDestroy(task_stream_);
-  cudaStreamDestroy(control_stream_);
+  destroy_stream(task_stream_);
+  destroy_stream(control_stream_);
 }
 
 void DeviceService::add(std::shared_ptr<JobCore> job) {
@@ -95,7 +114,7 @@ void DeviceService::loop() {
     }
     // Spin while jobs run: the latency of a join launch or a kill report is this loop's.
     for (auto& j : jobs) {
-      if (j->service()) continue;
+      if (j->service_or_fail()) continue;
       std::lock_guard lock(mu_);
       jobs_.erase(std::find(jobs_.begin(), jobs_.end(), j));
       cv_.notify_all();
@@ -144,7 +163,15 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
 }
 
 JobCore::~JobCore() {
-  for (auto* s : streams_) cudaStreamDestroy(s);
+  // A job dropped while suspended is still registered (a finished one is not, and after a
+  // runtime shutdown every job has finished: the scheduler may be gone then).
+  bool registered = false;
+  {
+    std::lock_guard lock(mu_);
+    registered = !finished_;
+  }
+  if (registered) sched_.job_finished(this);
+  for (auto* s : streams_) destroy_stream(s);
   cudaFree(state_);
   cudaFreeHost(mailbox_host_);
   cudaFreeHost(control_staging_);
@@ -181,12 +208,8 @@ coop::detail::Membership JobCore::membership() const {
 CUstream_st* JobCore::idle_stream() {
   for (auto* s : streams_)
     if (cudaStreamQuery(s) == cudaSuccess) return s;
-  int least = 0, greatest = 0;
-  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
-  cudaStream_t s = nullptr;
-  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, least), "creating a job stream");
-  streams_.push_back(s);
-  return s;
+  streams_.push_back(create_stream(false, "creating a job stream"));
+  return streams_.back();
 }
 
 void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
@@ -199,6 +222,12 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   coop::detail::reset_channel(host.channel, m0);
   host.channel.target = target_.load();
   host.channel.abort = 0;
+  if (cancelled_.load()) {
+    // Cancelled while a restart was on its way: the blocks leave at their first chance.
+    host.channel.target = 0;
+    host.channel.suspend = 1;
+    host.channel.abort = 1;
+  }
   host.outstanding = m0;
   check(cudaMemcpyAsync(state_, &host, sizeof(host), cudaMemcpyHostToDevice, ctl),
         "writing job state");
@@ -297,10 +326,22 @@ void JobCore::finish(bool suspended) {
             cudaGetErrorString(rc) + ")";
   }
   if (err.empty()) err = describe_error();
+  JobStats counters;
+  try {
+    read_counters(counters);  // the device may not be reachable when stats() is called later
+  } catch (const std::exception&) {
+    // After a device fault the counters are lost; the error says why.
+  }
   std::unique_lock lock(mu_);
-  if (!err.empty() && error_.empty()) error_ = err;
+  if (!err.empty() && error_.empty() && !cancelled_.load()) error_ = err;
   running_ = false;
-  if (suspended && error_.empty()) {
+  stats_.kills = counters.kills;
+  stats_.forks = counters.forks;
+  stats_.forked_groups = counters.forked_groups;
+  stats_.resizes = counters.resizes;
+  stats_.barriers = counters.barriers;
+  stats_.suspends = counters.suspends;
+  if (suspended && error_.empty() && !cancelled_.load()) {
     // A preemption is the scheduler's business: wait() goes on waiting through it.
     if (user_suspend_.load()) suspended_ = true;
     lock.unlock();
@@ -319,14 +360,30 @@ void JobCore::finish(bool suspended) {
 
 void JobCore::fail(const std::string& what) {
   set_error(what);
-  write_control(&state_->channel.abort, 1);
+  try {
+    write_control(&state_->channel.abort, 1);
+  } catch (const std::exception&) {
+    // The context is gone (a fault): no block runs any more to read the flag.
+  }
+}
+
+bool JobCore::service_or_fail() {
+  try {
+    return service();
+  } catch (const std::exception& e) {
+    // A CUDA call failed under the job (after a device fault every call does): end the job
+    // with the error instead of letting it escape the service thread.
+    fail(std::string("the job's service failed: ") + e.what());
+    finish(false);
+    return false;
+  }
 }
 
 void JobCore::wait() {
   std::unique_lock lock(mu_);
   if (suspended_) throw std::logic_error("wait() on a suspended job: resume it first");
   cv_.wait(lock, [&] { return finished_; });
-  if (!error_.empty()) throw misuse_error(error_);
+  throw_if_failed_locked();
 }
 
 bool JobCore::done() const {
@@ -334,21 +391,85 @@ bool JobCore::done() const {
   return finished_;
 }
 
-JobStats JobCore::stats() const {
+void JobCore::read_counters(JobStats& s) const {
   DeviceState host{};
   cudaStream_t ctl = dev_.control_stream();
   check(cudaMemcpyAsync(&host.channel, &state_->channel, sizeof(host.channel),
                         cudaMemcpyDeviceToHost, ctl),
         "reading job statistics");
   check(cudaStreamSynchronize(ctl), "reading job statistics");
-  std::lock_guard lock(mu_);
-  JobStats s = stats_;
   s.kills = host.channel.kills;
   s.forks = host.channel.forks;
   s.forked_groups = host.channel.forked_groups;
   s.resizes = host.channel.resizes;
   s.barriers = host.channel.barriers;
   s.suspends = host.channel.suspends;
+}
+
+JobStats JobCore::stats() const {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return stats_;  // counters read when it finished
+  }
+  JobStats counters;
+  read_counters(counters);
+  std::lock_guard lock(mu_);
+  JobStats s = stats_;
+  s.kills = counters.kills;
+  s.forks = counters.forks;
+  s.forked_groups = counters.forked_groups;
+  s.resizes = counters.resizes;
+  s.barriers = counters.barriers;
+  s.suspends = counters.suspends;
+  return s;
+}
+
+void JobCore::set_cap(std::uint32_t cap) {
+  if (done()) return;  // nothing to limit (and the runtime may be gone)
+  sched_.set_cap(this, cap);
+}
+
+bool JobCore::cancel() {
+  if (done()) return false;
+  return sched_.cancel(this);
+}
+
+void JobCore::cancel(bool on_device) {
+  cancelled_.store(true);
+  if (!on_device) {
+    finish_cancelled(sched_.now_ms());
+    return;
+  }
+  // Kill requests for all (offer_kill then sees the abort), a suspension at the next resizing
+  // barrier, and the abort every protocol wait polls.
+  target_.store(0);
+  write_control(&state_->channel.target, 0);
+  write_control(&state_->channel.suspend, 1);
+  write_control(&state_->channel.abort, 1);
+}
+
+std::string JobCore::describe() const {
+  DeviceState host{};
+  cudaStream_t ctl = dev_.control_stream();
+  if (cudaMemcpyAsync(&host, state_, sizeof(host), cudaMemcpyDeviceToHost, ctl) != cudaSuccess ||
+      cudaStreamSynchronize(ctl) != cudaSuccess)
+    return "device state unreadable";
+  const auto& ch = host.channel;
+  const std::uint64_t w = ch.membership, r = ch.release;
+  std::string s =
+      "device: M " + std::to_string(coop::detail::active_of(w)) + ", arrivals " +
+      std::to_string(coop::detail::arrived_of(w)) + ", leaving " +
+      std::to_string(coop::detail::leaving_of(w)) + "; release generation " +
+      std::to_string(r & 0xffff) + " base " + std::to_string((r >> 16) & 0xffff) + " threshold " +
+      std::to_string((r >> 32) & 0xffff) + " M " + std::to_string(r >> 48) + "; target " +
+      std::to_string(ch.target) + ", suspend " + std::to_string(ch.suspend) + ", abort " +
+      std::to_string(ch.abort) + ", returned " + std::to_string(ch.finished) +
+      ", blocks outstanding " + std::to_string(host.outstanding) + ", events " +
+      std::to_string(host.next_event) + " posted / " +
+      std::to_string(__atomic_load_n(&reinterpret_cast<const Mailbox*>(mailbox_host_)->consumed,
+                                     __ATOMIC_ACQUIRE)) +
+      " handled; barriers " + std::to_string(ch.barriers) + ", kills " + std::to_string(ch.kills) +
+      ", forked " + std::to_string(ch.forked_groups);
   return s;
 }
 

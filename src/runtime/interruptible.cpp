@@ -45,6 +45,19 @@ class InterruptibleJob final : public JobControl {
     held_ = true;
     cv_.notify_all();
   }
+  void cancel(bool) override {
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+      cv_.notify_all();
+    }
+    runner_.stop_current();
+  }
+  /// Runtime::shutdown with Shutdown::cancel stopped it.
+  bool cancelled() const {
+    std::lock_guard lock(mu_);
+    return cancelled_;
+  }
 
   /// Between launches: true if the scheduler wants the device (the caller then suspends).
   bool preempt_wanted() {
@@ -64,7 +77,7 @@ class InterruptibleJob final : public JobControl {
       cv_.notify_all();
     });
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return held_ || cancel.stop_requested(); });
+    cv_.wait(lock, [&] { return held_ || cancelled_ || cancel.stop_requested(); });
   }
   void hold() { restart(0); }
 
@@ -73,7 +86,7 @@ class InterruptibleJob final : public JobControl {
   const std::uint32_t groups_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool held_ = false, wanted_ = false;
+  bool held_ = false, wanted_ = false, cancelled_ = false;
 };
 
 /// Unregisters the job however the loop ends.
@@ -133,11 +146,13 @@ InterruptProgress drive(Scheduler& sched, SliceRunner& runner, std::uint32_t blo
     return std::chrono::duration<double, std::milli>(clock::now() - a).count();
   };
   for (;;) {
-    if (opts.cancel.stop_requested())
+    if (opts.cancel.stop_requested() || job.cancelled())
       throw interrupt_error(interrupt_error::Kind::cancelled,
-                            "interruptible kernel cancelled after " + std::to_string(p.launches) +
-                                " launches (" + std::to_string(p.finished) + " of " +
-                                std::to_string(p.threads) + " threads complete)",
+                            std::string(job.cancelled() ? "runtime shut down: " : "") +
+                                "interruptible kernel cancelled after " +
+                                std::to_string(p.launches) + " launches (" +
+                                std::to_string(p.finished) + " of " + std::to_string(p.threads) +
+                                " threads complete)",
                             p);
     if (opts.max_launches && p.launches >= opts.max_launches)
       throw interrupt_error(interrupt_error::Kind::launch_limit,

@@ -25,18 +25,42 @@ bool JobLifecycle::suspend_with(const std::function<void()>& request) {
   if (suspended_) return true;
   request();
   cv_.wait(lock, [&] { return finished_ || suspended_; });
-  if (!error_.empty()) throw misuse_error(error_);
+  throw_if_failed_locked();
   return suspended_;
 }
 
 void JobLifecycle::require_suspended() const {
   std::lock_guard lock(mu_);
+  if (cancelled_.load()) throw job_cancelled("resume(): the job was cancelled");
   if (!suspended_) throw std::logic_error("resume() needs a suspended job");
 }
 
 void JobLifecycle::set_error(const std::string& what) {
   std::lock_guard lock(mu_);
   if (error_.empty()) error_ = what;
+}
+
+}  // namespace coop::detail
+
+namespace coop::detail {
+
+void JobLifecycle::throw_if_failed_locked() const {
+  if (cancelled_.load())
+    throw job_cancelled(
+        "the job was cancelled before it finished (Job::cancel or a runtime "
+        "shutdown); its results are incomplete");
+  if (!error_.empty()) throw misuse_error(error_);
+}
+
+void JobLifecycle::finish_cancelled(double now_ms) {
+  std::lock_guard lock(mu_);
+  cancelled_.store(true);
+  if (finished_) return;
+  finished_ = true;
+  suspended_ = false;
+  stats_.end_ms = now_ms;
+  stats_.final_groups = 0;
+  cv_.notify_all();
 }
 
 }  // namespace coop::detail

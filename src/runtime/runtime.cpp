@@ -38,12 +38,17 @@ std::uint32_t cpu_slots_from(const RuntimeOptions& o) {
 }
 }  // namespace
 
+void Runtime::report(const std::string& what) const {
+  if (opts_.report)
+    opts_.report(what);
+  else
+    std::fprintf(stderr, "coop: %s\n", what.c_str());
+}
+
 void Runtime::configure_scheduler() {
   sched_->set_preemption(opts_.preemption);
-  auto report = opts_.report ? opts_.report : [](const std::string& what) {
-    std::fprintf(stderr, "coop: %s\n", what.c_str());
-  };
-  sched_->set_gather_deadline(opts_.gather_deadline_s, opts_.gather_deadline_fails, report);
+  sched_->set_gather_deadline(opts_.gather_deadline_s, opts_.gather_deadline_fails,
+                              [this](const std::string& what) { report(what); });
 }
 
 Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
@@ -78,10 +83,22 @@ void Runtime::set_preemption(const PreemptionPolicy& p) { sched_->set_preemption
 PreemptionPolicy Runtime::preemption() const { return sched_->preemption(); }
 
 Runtime::~Runtime() {
+  try {
+    shutdown(Shutdown::wait);
+  } catch (const std::exception& e) {
+    report(std::string("runtime shutdown failed: ") + e.what());
+  }
+}
+
+void Runtime::shutdown(Shutdown how) {
+  sched_->shutdown(how == Shutdown::cancel);
 #ifdef COOP_HAVE_CUDA
+  // The service thread lets go of finished jobs just after reporting them.
   if (cuda_) cuda_->drain();
 #endif
 }
+
+std::string Runtime::describe() const { return device_name() + "\n" + sched_->describe(); }
 
 std::string Runtime::device_name() const {
 #ifdef COOP_HAVE_CUDA
@@ -116,9 +133,17 @@ TaskRecord Runtime::run_units(std::uint32_t units, std::uint32_t groups,
 #endif
   Task task(groups, backend(), stream);
   return sched_->run_task(units, groups, priority, [&] {
-    work(task);
 #ifdef COOP_HAVE_CUDA
+    try {
+      work(task);
+    } catch (...) {
+      // What it enqueued before throwing still runs on its capacity: wait for it first.
+      if (stream) cudaStreamSynchronize(stream);
+      throw;
+    }
     if (stream) cuda::check(cudaStreamSynchronize(stream), "running a task");
+#else
+    work(task);
 #endif
   });
 }

@@ -133,8 +133,15 @@ std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
     lock.lock();
   }
   auto ready = [&] {
+    if (closed_) return true;
     if (it->got < it->need) reclaim();  // jobs may have shrunk or finished meanwhile
     return it->got == it->need;
+  };
+  auto refuse_if_closed = [&] {
+    if (!closed_ || it->got == it->need) return;
+    waiters_.erase(it);  // what it had gathered is free again
+    dispatch();
+    throw runtime_closed("the runtime shut down while this request waited for capacity");
   };
   if (deadline && gather_deadline_s_ > 0) {
     const auto due = clock::now() + std::chrono::duration_cast<clock::duration>(
@@ -147,7 +154,7 @@ std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
         report(what);
         lock.lock();
       }
-      if (gather_deadline_fails_) {
+      if (gather_deadline_fails_ && !closed_) {
         waiters_.erase(it);  // what it had gathered is free again
         dispatch();
         throw gather_timeout(what);
@@ -155,6 +162,7 @@ std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
     }
   }
   cv_.wait(lock, ready);
+  refuse_if_closed();
   std::uint32_t got = it->got;
   waiters_.erase(it);
   return got;
@@ -199,6 +207,7 @@ std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::ui
   JobEntry e{job, cfg.policy, cfg.priority, n, cost, 0, reserved, false, cfg.policy.cap};
   e.reserved_at_admit = reserved;
   std::unique_lock lock(mu_);
+  Call call(*this, "launch a job");
   // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
   // its first workgroups are gathered like a task's, from jobs that can shrink.
   std::uint32_t m0 = gather(need * cost, cfg.priority, lock) / cost;
@@ -242,6 +251,7 @@ void Scheduler::job_suspended(JobControl* job, bool by_scheduler) {
 
 std::uint32_t Scheduler::resume(JobControl* job, std::uint32_t m) {
   std::unique_lock lock(mu_);
+  Call call(*this, "resume a job");
   JobEntry* e = find(job);
   if (!e || !e->suspended) throw std::logic_error("resume() needs a suspended job");
   m = std::clamp<std::uint32_t>(m, 1, limit_of(*e));
@@ -258,7 +268,7 @@ std::uint32_t Scheduler::resume(JobControl* job, std::uint32_t m) {
 void Scheduler::set_cap(JobControl* job, std::uint32_t cap) {
   std::lock_guard lock(mu_);
   JobEntry* e = find(job);
-  if (!e) return;
+  if (!e || e->cancelled) return;
   if (e->policy.kind != Policy::Kind::cap)
     throw std::logic_error("set_cap needs a job launched with the cap policy");
   if (cap == 0 || cap > e->n)
@@ -288,7 +298,7 @@ void Scheduler::dispatch() {
   // No task waits: preemptions not acted on yet are withdrawn (a job without resizing barriers
   // never suspends; it gave capacity by kills instead and may grow again).
   for (auto& e : jobs_)
-    if (e.preempting) {
+    if (e.preempting && !e.cancelled) {
       e.preempting = false;
       e.job->unpreempt();
     }
@@ -299,7 +309,7 @@ void Scheduler::dispatch() {
   // fit, a suspended cooperative job with what is free.
   std::vector<JobEntry*> back;
   for (auto& e : jobs_)
-    if (e.preempted && tasks_held_ == 0) back.push_back(&e);
+    if (e.preempted && !e.cancelled && (tasks_held_ == 0 || closed_)) back.push_back(&e);
   std::stable_sort(back.begin(), back.end(),
                    [](auto* a, auto* b) { return a->priority > b->priority; });
   for (JobEntry* e : back) {
@@ -314,13 +324,18 @@ void Scheduler::dispatch() {
     restarts_.push_back({e->job, m});
     restart_cv_.notify_one();
   }
-  if (free <= 0) return;
   // Then grow jobs that run below their limit, highest priority first. A job that still owes
-  // kills (M above target) is not grown: its capacity is not free yet.
+  // kills (M above target) is not grown: its capacity is not free yet. Nor while a task runs:
+  // the task's blocks are not the job's shape, so capacity free by the count may not fit a
+  // job's block, and a forked block that cannot become resident stalls the job's next barrier
+  // and with it every block of the job. (On an H200, coop bench units with the plain barrier
+  // hung with 593 of M = 594 workgroups at a barrier, the 594th forked during a task; the same
+  // units finish with this rule.)
+  if (free <= 0 || tasks_held_ > 0) return;
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
-    if (!e.reserved && !e.suspended && !e.preempting && e.policy.kind != Policy::Kind::fixed &&
-        e.job->reported_active() <= e.target)
+    if (!e.reserved && !e.suspended && !e.preempting && !e.cancelled &&
+        e.policy.kind != Policy::Kind::fixed && e.job->reported_active() <= e.target)
       order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority > b->priority; });
@@ -352,7 +367,7 @@ void Scheduler::reclaim() {
   if (missing <= 0) return;
   // Unconsumed grants come back at once.
   for (auto& e : jobs_) {
-    if (e.reserved || e.preempting || missing <= 0) continue;
+    if (e.reserved || e.preempting || e.cancelled || missing <= 0) continue;
     std::uint32_t m = e.job->reported_active();
     if (e.target > m) {
       missing -= std::int64_t(e.target - m) * e.cost;
@@ -365,7 +380,7 @@ void Scheduler::reclaim() {
   // a job that gives capacity by kills keeps its workgroup 0.
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
-    if (!e.suspended && !e.preempting) order.push_back(&e);
+    if (!e.suspended && !e.preempting && !e.cancelled) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority < b->priority; });
   for (JobEntry* e : order) {
@@ -401,6 +416,7 @@ TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int pr
   rec.groups = groups;
   rec.priority = priority;
   std::unique_lock lock(mu_);
+  Call call(*this, "run a task");
   rec.request_ms = now_ms();
   gather(units, priority, lock, /*deadline=*/true);
   tasks_held_ += units;
@@ -421,6 +437,86 @@ TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int pr
   records_.push_back(rec);
   dispatch();
   return rec;
+}
+
+Scheduler::Call::Call(Scheduler& sched, const char* what) : s(sched) {
+  // Constructed and destroyed with s.mu_ held.
+  if (s.closed_)
+    throw runtime_closed(std::string("cannot ") + what + ": the runtime has shut down");
+  ++s.calls_;
+}
+
+Scheduler::Call::~Call() {
+  if (--s.calls_ == 0) s.cv_.notify_all();
+}
+
+void Scheduler::cancel_locked(std::list<JobEntry>::iterator it) {
+  JobControl* job = it->job;
+  if (it->suspended) {
+    // Not on the device and, once dropped here, never restarted.
+    std::erase_if(restarts_, [&](const Restart& r) { return r.job == job; });
+    jobs_.erase(it);
+    job->cancel(false);
+    dispatch();
+    return;
+  }
+  it->cancelled = true;
+  it->preempting = false;
+  job->cancel(true);
+}
+
+bool Scheduler::cancel(JobControl* job) {
+  std::lock_guard lock(mu_);
+  for (auto it = jobs_.begin(); it != jobs_.end(); ++it)
+    if (it->job == job) {
+      if (!it->cancelled) cancel_locked(it);
+      return true;
+    }
+  return false;
+}
+
+bool Scheduler::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+void Scheduler::shutdown(bool cancel_jobs) {
+  std::unique_lock lock(mu_);
+  closed_ = true;
+  cv_.notify_all();  // waiting requests fail
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    auto next = std::next(it);
+    // A job the user suspended could only go on by resume(), which is closed now.
+    const bool user_suspended = it->suspended && !it->preempted;
+    if (!it->cancelled && (cancel_jobs || user_suspended)) cancel_locked(it);
+    it = next;
+  }
+  dispatch();  // preempted jobs restart to finish (closed: tasks no longer hold them back)
+  cv_.wait(lock, [&] { return calls_ == 0 && jobs_.empty(); });
+}
+
+std::string Scheduler::describe() const {
+  std::lock_guard lock(mu_);
+  std::string s = "scheduler: capacity " + std::to_string(capacity_) + " units, free " +
+                  std::to_string(free_locked()) + ", running tasks hold " +
+                  std::to_string(tasks_held_) + (closed_ ? ", closed" : "") + "\n";
+  for (const auto& w : waiters_)
+    s += "  request (priority " + std::to_string(w.priority) + ") has " + std::to_string(w.got) +
+         " of " + std::to_string(w.need) + " units\n";
+  int i = 0;
+  for (const auto& e : jobs_) {
+    s += "  job " + std::to_string(i++) + ": N " + std::to_string(e.n) + ", target " +
+         std::to_string(e.target) + ", reported M " + std::to_string(e.job->reported_active()) +
+         ", " + std::to_string(e.cost) + " units per workgroup";
+    if (e.reserved) s += ", reserved";
+    if (e.suspended) s += e.preempted ? ", preempted" : ", suspended";
+    if (e.preempting) s += ", preempting";
+    if (e.cancelled) s += ", cancelled";
+    const std::string more = e.job->describe();
+    if (!more.empty()) s += "\n    " + more;
+    s += "\n";
+  }
+  return s;
 }
 
 std::vector<TaskRecord> Scheduler::task_records() const {

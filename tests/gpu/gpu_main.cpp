@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "coop/cuda/loading.hpp"
+
 int main(int argc, char** argv) {
+  coop::cuda::prefer_eager_module_loading();  // before the first CUDA call below
   bool listing = false;
   for (int i = 1; i < argc; ++i) listing = listing || std::strstr(argv[i], "gtest_list_tests");
   int devices = 0;

@@ -17,6 +17,7 @@ struct DeviceEnv {
     __trap();
   }
   __device__ void invariant_failed(const char*) { __trap(); }
+  __device__ void abort() { __trap(); }
   std::uint64_t state;
 };
 

@@ -82,6 +82,7 @@ class Env {
   COOP_HD void invariant_failed(const char* what) {
     COOP_HOST_BODY(wg_.fail(std::string("cooperative-kernel invariant violated: ") + what);)
   }
+  COOP_HD void abort() { COOP_HOST_BODY(throw Aborted{};) }
 
  private:
   Workgroup<K>& wg_;

@@ -81,6 +81,8 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
   void preempt() override;
   void unpreempt() override;
   void restart(std::uint32_t m) override;
+  void cancel(bool on_device) override;
+  std::string describe() const override;
 
   // JobImpl
   void wait() override;
@@ -91,6 +93,7 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
   void set_cap(std::uint32_t cap) override;
   bool suspend() override;
   std::uint32_t resume(std::uint32_t m) override;
+  bool cancel() override;
 
   detail::Channel& channel() { return *channel_; }
   std::uint32_t threads() const { return cfg_.threads; }
@@ -121,6 +124,7 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
 
  private:
   std::string stall_report() const;
+  std::string sites_report() const;  ///< one line per workgroup that ran: where it is
   void reap_locked();
 
   detail::Scheduler& sched_;

@@ -174,6 +174,7 @@ class Env {
     report_error(a_, ErrorCode::invariant, 0);
     abort_block(a_, bs_);
   }
+  __device__ void abort() { abort_block(a_, bs_); }
 
  private:
   const LaunchArgs<K>& a_;

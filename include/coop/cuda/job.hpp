@@ -86,6 +86,8 @@ class JobCore : public coop::detail::JobControl,
   void preempt() override;
   void unpreempt() override;
   void restart(std::uint32_t m) override;
+  void cancel(bool on_device) override;
+  std::string describe() const override;
 
   // JobImpl
   void wait() override;
@@ -93,13 +95,16 @@ class JobCore : public coop::detail::JobControl,
   JobStats stats() const override;
   std::uint32_t max_groups() const override { return n_; }
   coop::detail::Membership membership() const override;
-  void set_cap(std::uint32_t cap) override { sched_.set_cap(this, cap); }
+  void set_cap(std::uint32_t cap) override;
   bool suspend() override;
   std::uint32_t resume(std::uint32_t m) override;
+  bool cancel() override;
 
   /// Service thread: handles the events that are ready; returns false once the job is over
   /// (finished or suspended) and needs no more polling.
   bool service();
+  /// service(), turning a CUDA error into the job's failure.
+  bool service_or_fail();
 
   std::uint32_t cost() const { return cost_; }
   std::uint32_t threads() const { return cfg_.threads; }
@@ -125,6 +130,8 @@ class JobCore : public coop::detail::JobControl,
   std::string describe_error() const;
   void check_streams();
   void write_control(std::uint32_t* field, std::uint32_t value);
+  /// The device's counters (kills, forks, barriers ...) into `s`.
+  void read_counters(JobStats& s) const;
 
   DeviceService& dev_;
   coop::detail::Scheduler& sched_;
@@ -141,7 +148,7 @@ class JobCore : public coop::detail::JobControl,
   std::atomic<std::uint32_t> reported_{0};
   std::atomic<std::uint32_t> target_{0};
   std::atomic<bool> user_suspend_{false};  ///< the suspension under way is the user's
-  bool running_ = false;  ///< service thread only
+  bool running_ = false;                   ///< service thread only
   int resume_site_ = 0;
   std::vector<unsigned char> resume_transmit_;
 };

@@ -1,0 +1,3 @@
+// Cancellation and shutdown tests, run on the GPU.
+#define COOP_TEST_CUDA 1
+#include "../test_shutdown.cpp"

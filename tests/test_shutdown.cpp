@@ -1,0 +1,286 @@
+// Cancelling jobs and shutting a runtime down while jobs and tasks run: nothing hangs, every
+// blocked call gets a clear answer, Job handles outlive the runtime. Run on both backends.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "backend.hpp"
+
+#if COOP_TEST_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace coop {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// `rounds` resizing barriers (uniform: every workgroup runs the same count), counting rounds.
+struct BarrierRounds {
+  struct Params {
+    std::uint32_t rounds;
+    std::uint32_t* done_rounds;
+  };
+  struct Transmit {
+    std::uint32_t step = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    for (; t.step < p.rounds; ++t.step) {
+      if (ctx.local_id() == 0 && ctx.group_id() == 0)
+        atomic_ref<std::uint32_t>(*p.done_rounds).fetch_add(1);
+      COOP_RESIZING_BARRIER(ctx);
+    }
+    COOP_END(ctx);
+  }
+};
+
+constexpr std::uint32_t kForever = 1u << 30;
+
+template <class F>
+bool eventually(F&& f, std::chrono::milliseconds limit = 20s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!f()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+/// Prints the runtime's state if the test is still running after `after` (a hang's diagnosis).
+class StallReport {
+ public:
+  StallReport(Runtime& rt, std::chrono::seconds after = 8s)
+      : thread_([this, &rt, after] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_for(lock, after, [&] { return done_; }))
+            std::fprintf(stderr, "still running after %llds:\n%s\n", (long long)after.count(),
+                         rt.describe().c_str());
+        }) {}
+  ~StallReport() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+TEST(Cancel, TwoJobsRunAtOnce) {
+  auto rt = test::make_runtime(6);
+  StallReport stall(*rt);
+  SharedArray<std::uint32_t> stop(1), rounds(1);
+  auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
+  auto second = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {200, rounds.data()});
+  second.wait();  // while the first still runs
+  EXPECT_EQ(rounds[0], 200u);
+  EXPECT_FALSE(spinner.done());
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  spinner.wait();
+}
+
+TEST(Cancel, StopsAJobAtItsOfferKill) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> stop(1);
+  auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 2}, {stop.data()});
+  std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(job.cancel());
+  EXPECT_THROW(job.wait(), job_cancelled);
+  EXPECT_TRUE(job.done());
+  EXPECT_FALSE(job.cancel()) << "a finished job cannot be cancelled again";
+  // The capacity came back: a task can have all of it.
+  EXPECT_NO_THROW(rt->run_fraction(1.0, [](Task&) {}));
+}
+
+TEST(Cancel, StopsAJobAtItsResizingBarrier) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> rounds(1);
+  auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
+  ASSERT_TRUE(eventually([&] { return atomic_ref<std::uint32_t>(rounds[0]).load() > 10; }));
+  EXPECT_TRUE(job.cancel());
+  EXPECT_THROW(job.wait(), job_cancelled);
+  EXPECT_LT(atomic_ref<std::uint32_t>(rounds[0]).load(), kForever);
+  EXPECT_GT(job.stats().barriers, 10u);
+}
+
+TEST(Cancel, ASuspendedJobEndsAtOnce) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> rounds(1);
+  auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
+  ASSERT_TRUE(job.suspend());
+  EXPECT_TRUE(job.cancel());
+  EXPECT_THROW(job.wait(), job_cancelled);
+  EXPECT_THROW(job.resume(), job_cancelled);
+}
+
+TEST(Shutdown, CancelStopsRunningAndSuspendedJobs) {
+  auto rt = test::make_runtime(8);
+  StallReport stall(*rt);
+  SharedArray<std::uint32_t> stop(1), rounds(2);
+  auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
+  auto barriers =
+      rt->launch<BarrierRounds>({.max_groups = 3, .threads = 2}, {kForever, &rounds[0]});
+  auto parked = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {kForever, &rounds[1]});
+  ASSERT_TRUE(parked.suspend());
+  rt->shutdown(Shutdown::cancel);
+  for (Job* j : {&spinner, &barriers, &parked}) {
+    EXPECT_TRUE(j->done());
+    EXPECT_THROW(j->wait(), job_cancelled);
+  }
+  rt->shutdown();  // a second call does nothing
+}
+
+TEST(Shutdown, WaitLetsRunningJobsFinishAndCancelsSuspendedOnes) {
+  auto rt = test::make_runtime(8);
+  StallReport stall(*rt);
+  SharedArray<std::uint32_t> stop(1), rounds(1);
+  auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
+  auto parked = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {kForever, &rounds[0]});
+  ASSERT_TRUE(parked.suspend());
+  std::atomic<bool> returned{false};
+  std::thread closer([&] {
+    rt->shutdown(Shutdown::wait);
+    returned = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(returned) << "shutdown(wait) returned while a job still ran";
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  closer.join();
+  EXPECT_NO_THROW(spinner.wait());
+  EXPECT_THROW(parked.wait(), job_cancelled);
+}
+
+TEST(Shutdown, WaitingRequestsFailRunningTasksFinish) {
+  auto rt = test::make_runtime(6);
+  StallReport stall(*rt);
+  SharedArray<std::uint32_t> stop(1);
+  // A fixed job never gives capacity back: a task asking for all of it can only wait.
+  auto job = rt->launch<test::Spinner>({.max_groups = 0, .threads = 2, .policy = Policy::fixed()},
+                                       {stop.data()});
+  std::atomic<bool> waiter_failed{false}, waiter_ran{false};
+  std::thread waiter([&] {
+    try {
+      rt->run_fraction(1.0, [&](Task&) { waiter_ran = true; });
+    } catch (const runtime_closed&) {
+      waiter_failed = true;
+    }
+  });
+  std::this_thread::sleep_for(30ms);
+  std::thread closer([&] { rt->shutdown(Shutdown::wait); });
+  ASSERT_TRUE(eventually([&] { return waiter_failed.load(); }))
+      << "a task waiting for capacity was not refused at shutdown";
+  waiter.join();
+  EXPECT_FALSE(waiter_ran);
+  EXPECT_THROW(rt->run(1, [](Task&) {}), runtime_closed);
+  EXPECT_THROW((rt->launch<test::Spinner>({.max_groups = 1, .threads = 2}, {stop.data()})),
+               runtime_closed);
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  closer.join();
+  EXPECT_NO_THROW(job.wait());
+}
+
+TEST(Shutdown, ARunningTaskFinishesFirst) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> stop(1);
+  auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 2}, {stop.data()});
+  std::atomic<bool> started{false}, finished{false}, returned{false};
+  std::thread task([&] {
+    rt->run(1, [&](Task&) {
+      started = true;
+      std::this_thread::sleep_for(100ms);
+      finished = true;
+    });
+    returned = true;
+  });
+  ASSERT_TRUE(eventually([&] { return started.load(); }));
+  rt->shutdown(Shutdown::cancel);
+  EXPECT_TRUE(finished) << "shutdown returned while a task ran";
+  task.join();
+  EXPECT_TRUE(returned);
+  EXPECT_THROW(job.wait(), job_cancelled);
+}
+
+TEST(Shutdown, JobHandlesOutliveTheRuntime) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> rounds(1);
+  auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {200, rounds.data()});
+  rt.reset();  // waits for the job
+  EXPECT_TRUE(job.done());
+  EXPECT_NO_THROW(job.wait());
+  EXPECT_EQ(rounds[0], 200u);
+  EXPECT_GE(job.stats().barriers, 200u);
+  job.set_cap(1);  // nothing to limit any more: a no-op, not a use of the runtime
+  EXPECT_FALSE(job.cancel());
+}
+
+TEST(Shutdown, ADroppedSuspendedJobGivesItsPlaceUp) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> rounds(1);
+  {
+    auto job =
+        rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
+    ASSERT_TRUE(job.suspend());
+    EXPECT_NE(rt->describe().find("suspended"), std::string::npos) << rt->describe();
+  }
+  EXPECT_EQ(rt->describe().find("job 0"), std::string::npos) << rt->describe();
+  EXPECT_NO_THROW(rt->run_fraction(1.0, [](Task&) {}));
+}
+
+TEST(Shutdown, DescribeShowsTheJobsState) {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> stop(1);
+  auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 2}, {stop.data()});
+  const std::string d = rt->describe();
+  EXPECT_NE(d.find("job 0: N 4"), std::string::npos) << d;
+  EXPECT_NE(d.find("M "), std::string::npos) << d;
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  job.wait();
+}
+
+#if COOP_TEST_CUDA
+__global__ void write_through_null(int* p) { p[threadIdx.x] = 1; }
+
+// Exits 0 when the faulting task and the job it killed both reported errors.
+[[noreturn]] void fault_in_a_task() {
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> stop(1);
+  auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 64}, {stop.data()});
+  bool task_error = false, job_error = false;
+  try {
+    rt->run(1, [](Task& t) { write_through_null<<<1, 32, 0, t.stream()>>>(nullptr); });
+  } catch (const std::runtime_error& e) {
+    task_error = std::string(e.what()).find("illegal") != std::string::npos;
+    std::fprintf(stderr, "task: %s\n", e.what());
+  }
+  try {
+    job.wait();
+  } catch (const std::exception& e) {
+    job_error = true;
+    std::fprintf(stderr, "job: %s\n", e.what());
+  }
+  rt.reset();
+  std::exit(task_error && job_error ? 0 : 1);
+}
+
+// A task whose kernel faults: the task's call reports the CUDA error, the cooperative job the
+// fault also killed reports it too, and the runtime shuts down; nothing hangs. In a child
+// process: the fault leaves the CUDA context unusable.
+TEST(Faults, IllegalAddressInATaskIsAnErrorNotAHang) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(fault_in_a_task(), ::testing::ExitedWithCode(0), "task: .*illegal");
+}
+#endif
+
+}  // namespace
+}  // namespace coop
