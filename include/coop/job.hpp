@@ -45,6 +45,12 @@ inline void init_channel(Channel& ch, const LaunchConfig& cfg, const KernelTrait
   ch.flags = f;
 }
 
+class Scheduler;
+class JobControl;
+
+/// A channel's event counters (kills, forks, barriers ...) into `s`.
+void take_counters(JobStats& s, const Channel& ch);
+
 /// Host-side bookkeeping every backend's job shares: finished / suspended state, the first
 /// error, statistics and the M timeline, under one mutex.
 class JobLifecycle {
@@ -62,6 +68,10 @@ class JobLifecycle {
   void throw_if_failed_locked() const;
   /// A job that is not on the device and never will be again: finished as cancelled.
   void finish_cancelled(double now_ms);
+  /// Job::set_cap and Job::cancel of every backend: nothing once the job has finished (the
+  /// runtime may be gone by then).
+  void set_cap_with(Scheduler& sched, JobControl* self, std::uint32_t cap);
+  bool cancel_with(Scheduler& sched, JobControl* self);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

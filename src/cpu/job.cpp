@@ -330,25 +330,13 @@ bool JobCore::done() const {
 JobStats JobCore::stats() const {
   std::lock_guard lock(mu_);
   JobStats s = stats_;
-  const detail::Channel& ch = *channel_;
-  s.kills = ch.kills;
-  s.forks = ch.forks;
-  s.forked_groups = ch.forked_groups;
-  s.resizes = ch.resizes;
-  s.barriers = ch.barriers;
-  s.suspends = ch.suspends;
+  detail::take_counters(s, *channel_);
   return s;
 }
 
-void JobCore::set_cap(std::uint32_t cap) {
-  if (done()) return;  // nothing to limit (and the runtime may be gone)
-  sched_.set_cap(this, cap);
-}
+void JobCore::set_cap(std::uint32_t cap) { set_cap_with(sched_, this, cap); }
 
-bool JobCore::cancel() {
-  if (done()) return false;
-  return sched_.cancel(this);
-}
+bool JobCore::cancel() { return cancel_with(sched_, this); }
 
 void JobCore::cancel(bool on_device) {
   cancelled_.store(true);

@@ -326,21 +326,17 @@ void JobCore::finish(bool suspended) {
             cudaGetErrorString(rc) + ")";
   }
   if (err.empty()) err = describe_error();
-  JobStats counters;
+  coop::detail::Channel counters;
+  bool have_counters = true;
   try {
-    read_counters(counters);  // the device may not be reachable when stats() is called later
+    read_channel(counters);  // the device may not be reachable when stats() is called later
   } catch (const std::exception&) {
-    // After a device fault the counters are lost; the error says why.
+    have_counters = false;  // after a device fault the counters are lost; the error says why
   }
   std::unique_lock lock(mu_);
   if (!err.empty() && error_.empty() && !cancelled_.load()) error_ = err;
   running_ = false;
-  stats_.kills = counters.kills;
-  stats_.forks = counters.forks;
-  stats_.forked_groups = counters.forked_groups;
-  stats_.resizes = counters.resizes;
-  stats_.barriers = counters.barriers;
-  stats_.suspends = counters.suspends;
+  if (have_counters) coop::detail::take_counters(stats_, counters);
   if (suspended && error_.empty() && !cancelled_.load()) {
     // A preemption is the scheduler's business: wait() goes on waiting through it.
     if (user_suspend_.load()) suspended_ = true;
@@ -391,19 +387,11 @@ bool JobCore::done() const {
   return finished_;
 }
 
-void JobCore::read_counters(JobStats& s) const {
-  DeviceState host{};
+void JobCore::read_channel(coop::detail::Channel& out) const {
   cudaStream_t ctl = dev_.control_stream();
-  check(cudaMemcpyAsync(&host.channel, &state_->channel, sizeof(host.channel),
-                        cudaMemcpyDeviceToHost, ctl),
+  check(cudaMemcpyAsync(&out, &state_->channel, sizeof(out), cudaMemcpyDeviceToHost, ctl),
         "reading job statistics");
   check(cudaStreamSynchronize(ctl), "reading job statistics");
-  s.kills = host.channel.kills;
-  s.forks = host.channel.forks;
-  s.forked_groups = host.channel.forked_groups;
-  s.resizes = host.channel.resizes;
-  s.barriers = host.channel.barriers;
-  s.suspends = host.channel.suspends;
 }
 
 JobStats JobCore::stats() const {
@@ -411,28 +399,17 @@ JobStats JobCore::stats() const {
     std::lock_guard lock(mu_);
     if (finished_) return stats_;  // counters read when it finished
   }
-  JobStats counters;
-  read_counters(counters);
+  coop::detail::Channel counters;
+  read_channel(counters);
   std::lock_guard lock(mu_);
   JobStats s = stats_;
-  s.kills = counters.kills;
-  s.forks = counters.forks;
-  s.forked_groups = counters.forked_groups;
-  s.resizes = counters.resizes;
-  s.barriers = counters.barriers;
-  s.suspends = counters.suspends;
+  coop::detail::take_counters(s, counters);
   return s;
 }
 
-void JobCore::set_cap(std::uint32_t cap) {
-  if (done()) return;  // nothing to limit (and the runtime may be gone)
-  sched_.set_cap(this, cap);
-}
+void JobCore::set_cap(std::uint32_t cap) { set_cap_with(sched_, this, cap); }
 
-bool JobCore::cancel() {
-  if (done()) return false;
-  return sched_.cancel(this);
-}
+bool JobCore::cancel() { return cancel_with(sched_, this); }
 
 void JobCore::cancel(bool on_device) {
   cancelled_.store(true);

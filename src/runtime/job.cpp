@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "coop/scheduler.hpp"
+
 namespace coop::detail {
 
 void JobLifecycle::record_start(std::uint32_t m0, double now_ms) {
@@ -61,6 +63,35 @@ void JobLifecycle::finish_cancelled(double now_ms) {
   stats_.end_ms = now_ms;
   stats_.final_groups = 0;
   cv_.notify_all();
+}
+
+}  // namespace coop::detail
+
+namespace coop::detail {
+
+void take_counters(JobStats& s, const Channel& ch) {
+  s.kills = ch.kills;
+  s.forks = ch.forks;
+  s.forked_groups = ch.forked_groups;
+  s.resizes = ch.resizes;
+  s.barriers = ch.barriers;
+  s.suspends = ch.suspends;
+}
+
+void JobLifecycle::set_cap_with(Scheduler& sched, JobControl* self, std::uint32_t cap) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+  }
+  sched.set_cap(self, cap);
+}
+
+bool JobLifecycle::cancel_with(Scheduler& sched, JobControl* self) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return false;
+  }
+  return sched.cancel(self);
 }
 
 }  // namespace coop::detail

@@ -130,8 +130,8 @@ class JobCore : public coop::detail::JobControl,
   std::string describe_error() const;
   void check_streams();
   void write_control(std::uint32_t* field, std::uint32_t value);
-  /// The device's counters (kills, forks, barriers ...) into `s`.
-  void read_counters(JobStats& s) const;
+  /// A copy of the job's channel from the device (its counters: kills, forks, barriers ...).
+  void read_channel(coop::detail::Channel& out) const;
 
   DeviceService& dev_;
   coop::detail::Scheduler& sched_;
