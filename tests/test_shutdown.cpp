@@ -161,6 +161,22 @@ TEST(Shutdown, WaitLetsRunningJobsFinishAndCancelsSuspendedOnes) {
   EXPECT_THROW(parked.wait(), job_cancelled);
 }
 
+TEST(Shutdown, AJobSuspendedDuringAShutdownIsCancelled) {
+  auto rt = test::make_runtime(6);
+  StallReport stall(*rt);
+  SharedArray<std::uint32_t> rounds(1);
+  auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
+  std::thread closer([&] { rt->shutdown(Shutdown::wait); });
+  std::this_thread::sleep_for(20ms);
+  try {
+    job.suspend();  // suspended (and then cancelled by the shutdown) or already cancelled
+  } catch (const job_cancelled&) {
+  }
+  closer.join();  // returns: nobody could resume the job
+  EXPECT_TRUE(job.done());
+  EXPECT_THROW(job.wait(), job_cancelled);
+}
+
 TEST(Shutdown, WaitingRequestsFailRunningTasksFinish) {
   auto rt = test::make_runtime(6);
   StallReport stall(*rt);

@@ -484,15 +484,21 @@ void Scheduler::shutdown(bool cancel_jobs) {
   std::unique_lock lock(mu_);
   closed_ = true;
   cv_.notify_all();  // waiting requests fail
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    auto next = std::next(it);
-    // A job the user suspended could only go on by resume(), which is closed now.
-    const bool user_suspended = it->suspended && !it->preempted;
-    if (!it->cancelled && (cancel_jobs || user_suspended)) cancel_locked(it);
-    it = next;
-  }
+  // A job the user suspended could only go on by resume(), which is closed now: it is
+  // cancelled, now or when it suspends later (a suspend() racing the shutdown).
+  auto cancel_some = [&](bool all) {
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      auto next = std::next(it);
+      if (!it->cancelled && (all || (it->suspended && !it->preempted))) cancel_locked(it);
+      it = next;
+    }
+  };
+  cancel_some(cancel_jobs);
   dispatch();  // preempted jobs restart to finish (closed: tasks no longer hold them back)
-  cv_.wait(lock, [&] { return calls_ == 0 && jobs_.empty(); });
+  cv_.wait(lock, [&] {
+    cancel_some(false);
+    return calls_ == 0 && jobs_.empty();
+  });
 }
 
 std::string Scheduler::describe() const {
