@@ -231,13 +231,27 @@ TEST(Shutdown, JobHandlesOutliveTheRuntime) {
   auto rt = test::make_runtime(6);
   SharedArray<std::uint32_t> rounds(1);
   auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {200, rounds.data()});
-  rt.reset();  // waits for the job
+  rt->shutdown(Shutdown::wait);
+  rt.reset();
   EXPECT_TRUE(job.done());
   EXPECT_NO_THROW(job.wait());
   EXPECT_EQ(rounds[0], 200u);
   EXPECT_GE(job.stats().barriers, 200u);
   job.set_cap(1);  // nothing to limit any more: a no-op, not a use of the runtime
   EXPECT_FALSE(job.cancel());
+}
+
+TEST(Shutdown, TheDestructorCancelsRunningJobs) {
+  SharedArray<std::uint32_t> stop(1), rounds(1);
+  Job spinner, barriers;
+  {
+    auto rt = test::make_runtime(6);
+    spinner = rt->launch<test::Spinner>({.max_groups = 2, .threads = 2}, {stop.data()});
+    barriers =
+        rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {kForever, rounds.data()});
+  }  // as when an exception unwinds past the runtime: no wait for jobs nobody stops
+  EXPECT_THROW(spinner.wait(), job_cancelled);
+  EXPECT_THROW(barriers.wait(), job_cancelled);
 }
 
 TEST(Shutdown, ADroppedSuspendedJobGivesItsPlaceUp) {

@@ -86,7 +86,8 @@ enum class Shutdown : std::uint8_t {
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions opts = {});
-  /// shutdown(Shutdown::wait).
+  /// shutdown(Shutdown::cancel): jobs still running are cancelled (call Job::wait or
+  /// shutdown(Shutdown::wait) first to let them finish).
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;

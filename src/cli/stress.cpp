@@ -208,6 +208,15 @@ int stress_main(const StressOptions& o) {
     stop[0] = 0;
     std::fill(hits.data(), hits.data() + slots, 0u);
     const std::uint64_t endless = std::uint64_t(1) << 62;  // stopped by the flag
+#if COOP_STRESS_CUDA
+    // Allocated before the job starts: an allocation may wait for running kernels.
+    std::uint32_t* marks = nullptr;
+    if (gpu)
+      cuda::check(
+          cudaMalloc(reinterpret_cast<void**>(&marks), sizeof(std::uint32_t) * kMaxGroupsLimit),
+          "allocating task marks");
+    std::vector<std::uint32_t> seen(kMaxGroupsLimit);
+#endif
     auto job = rt.launch<Churn>({.max_groups = 0, .threads = threads},
                                 {endless, slots, next.data(), hits.data(), stop.data()});
     const std::uint32_t n = job.max_groups();
@@ -215,12 +224,6 @@ int stress_main(const StressOptions& o) {
                                    std::max(1u, n - 1)};
     std::vector<double> gather, response, regrow;
     std::uint64_t wrong = 0, not_regrown = 0;
-#if COOP_STRESS_CUDA
-    std::uint32_t* marks = nullptr;
-    cuda::check(cudaMalloc(reinterpret_cast<void**>(&marks), sizeof(std::uint32_t) * n),
-                "allocating task marks");
-    std::vector<std::uint32_t> seen(n);
-#endif
     const auto t2 = clk::now();
     for (std::uint64_t i = 0; i < o.tasks; ++i) {
       const std::uint32_t k = sizes[i % 4];
@@ -272,7 +275,7 @@ int stress_main(const StressOptions& o) {
       problems.push_back(std::to_string(not_regrown) +
                          " times the job had not forked back to N 2 s after a task");
 #if COOP_STRESS_CUDA
-    cudaFree(marks);
+    if (marks) cudaFree(marks);
 #endif
     const JobStats js = job.stats();
     report["tasks"] = {{"count", gather.size()},

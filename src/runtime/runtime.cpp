@@ -83,8 +83,10 @@ void Runtime::set_preemption(const PreemptionPolicy& p) { sched_->set_preemption
 PreemptionPolicy Runtime::preemption() const { return sched_->preemption(); }
 
 Runtime::~Runtime() {
+  // Cancel, not wait: a runtime unwound by an exception must not wait for a job that nobody
+  // will stop (a wait() first, or shutdown(Shutdown::wait), lets jobs finish).
   try {
-    shutdown(Shutdown::wait);
+    shutdown(Shutdown::cancel);
   } catch (const std::exception& e) {
     report(std::string("runtime shutdown failed: ") + e.what());
   }
