@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Packs what a visit to a lent GPU machine needs into build/kit (git-ignored): the stripped CUDA
+# build's CLI and GPU test binaries, the small graphs, and scripts/device_steps.sh. Build first
+# (`cmake --preset cuda && cmake --build --preset cuda`); carry build/kit to the machine and run
+# `bash build/kit/device_steps.sh STEP...` there (it leaves one tarball in $OUT).
+#
+# usage: scripts/device_kit.sh [BENCH_DIR]   BENCH_DIR: a coop bench folder to continue there
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build/cuda
+kit=build/kit
+[ -x "$build/src/cli/coop" ] || { echo "no CUDA build in $build: build the cuda preset first" >&2; exit 1; }
+rm -rf "$kit"
+mkdir -p "$kit/data"
+cp "$build/src/cli/coop" "$kit/"
+for t in "$build"/tests/test_*_gpu "$build"/tests/test_cuda_runtime "$build"/tests/test_device_protocol; do
+  [ -x "$t" ] && cp "$t" "$kit/"
+done
+strip "$kit"/coop "$kit"/test_* 2>/dev/null || true
+cp tests/data/graphs/* "$kit/data/"
+cp scripts/device_steps.sh "$kit/"
+if [ $# -ge 1 ]; then cp -r "$1" "$kit/bench"; fi
+size=$(du -sm "$kit" | cut -f1)
+echo "build/kit: ${size} MiB (a visit carries at most 64 MiB)"
+[ "$size" -lt 64 ] || { echo "too large to carry" >&2; exit 1; }

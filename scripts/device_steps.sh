@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine, from build/kit (see scripts/device_kit.sh): each STEP under its
+# own time limit, logs and JSON into one tarball $OUT/device.tgz (a visit returns only a few
+# files), a summary line per step in it (name, exit code, seconds).
+#
+# usage: device_steps.sh STEP...    (BENCH_ARGS="..." for the bench step)
+#   tests       every GPU test binary (300 s each)
+#   shutdown    the cancellation/shutdown/fault tests
+#   stress      coop stress (100,000 cycles, 10,000 tasks)
+#   fuzz        coop fuzz-schedule: 10,000 seeds rotating + 1,000 seeds on every app
+#   sanitize    compute-sanitizer synccheck/memcheck/racecheck on the protocol and semantics tests
+#   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
+set -uo pipefail
+cd "$(dirname "$0")"
+: "${OUT:?set OUT to the folder that comes back}"
+logs=$OUT/logs
+mkdir -p "$logs"
+export COOP_TEST_DATA_DIR=$PWD/data  # the apps tests' graphs
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$logs/device.txt" 2>&1
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
+  echo "$name rc=$? $((SECONDS - t0))s" >> "$logs/summary.txt"
+}
+for s in "$@"; do
+  case $s in
+    tests)
+      for t in ./test_*; do step "$(basename "$t")" 300 "$t"; done ;;
+    shutdown) step shutdown 120 ./test_shutdown_gpu ;;
+    stress) step stress 300 ./coop stress --backend cuda --json "$logs/stress.json" ;;
+    fuzz)
+      step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
+      step fuzz-all 240 ./coop fuzz-schedule --backend cuda --seeds 1000 --first 10001 --keep-going ;;
+    sanitize)
+      step synccheck 120 compute-sanitizer --tool synccheck --error-exitcode 9 ./test_device_protocol
+      step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 ./test_device_protocol
+      step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 ./test_device_protocol ;;
+    bench)
+      # shellcheck disable=SC2086
+      step bench 560 ./coop bench --out bench ${BENCH_ARGS:-} ;;
+    *) echo "unknown step $s" >> "$logs/summary.txt" ;;
+  esac
+done
+[ -d bench ] && tar czf "$OUT/bench.tgz" bench
+tar czf "$OUT/device.tgz" -C "$OUT" logs && rm -rf "$logs"
