@@ -74,9 +74,10 @@ class Scheduler {
   double now_ms() const;
 
   /// Admits a job of up to N workgroups costing `cost` units each; blocks until it can start
-  /// and sets its target. Returns M0.
+  /// and sets its target. Returns M0. `full_units` (at least n * cost) is what the job holds at
+  /// M = N: more when it keeps room on every SM that a workgroup's rounded cost leaves out.
   std::uint32_t admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,
-                      std::uint32_t cost = 1);
+                      std::uint32_t cost = 1, std::uint32_t full_units = 0);
   /// The job's M changed (the backend calls this after each report).
   void membership_changed(JobControl* job);
   /// Every workgroup of `job` has left: its capacity comes back.
@@ -136,6 +137,7 @@ class Scheduler {
     bool preempting = false;  ///< asked to suspend for a task; its capacity is on its way back
     bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
     bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
+    std::uint32_t full = 0;   ///< units held at M = N (>= n * cost)
   };
   struct Waiter {
     std::uint32_t need, got;  ///< units
@@ -144,7 +146,10 @@ class Scheduler {
   };
 
   JobEntry* find(JobControl* job);
-  std::uint32_t occupied(const JobEntry& e) const;  // units
+  std::uint32_t occupied(const JobEntry& e) const;
+  static std::uint32_t units_for(const JobEntry& e, std::uint32_t m) {
+    return m >= e.n ? e.full : m * e.cost;
+  }  // units
   std::int64_t free_locked() const;
   std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
   void set_target(JobEntry& e, std::uint32_t t);

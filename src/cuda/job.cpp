@@ -24,6 +24,16 @@ void check(int rc, const char* what) {
                            cudaGetErrorString(cudaError_t(rc)) + ")");
 }
 
+int shareable_occupancy(int occupancy, int threads) {
+  // An SM schedules warps on four partitions; a block of fewer warps than that (or a count
+  // that is not a multiple of it) leaves the partitions unevenly full, and on the H200 a
+  // returning block's place then did not take a new block of the same shape while the rest of
+  // the grid ran (64-thread blocks at 32 and at 24 per SM). One block per SM of slack lets a
+  // joining workgroup or a task start.
+  const int warps = (threads + 31) / 32;
+  return warps % 4 != 0 && occupancy > 1 ? occupancy - 1 : occupancy;
+}
+
 std::uint32_t checked_groups(const DeviceService& dev, const LaunchConfig& cfg, int occupancy) {
   if (cfg.threads == 0 || cfg.threads > 1024)
     throw std::invalid_argument("threads per workgroup must be in [1, 1024], got " +

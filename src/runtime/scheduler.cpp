@@ -77,8 +77,7 @@ Scheduler::JobEntry* Scheduler::find(JobControl* job) {
 
 std::uint32_t Scheduler::occupied(const JobEntry& e) const {
   if (e.suspended) return 0;
-  if (e.reserved) return e.n * e.cost;
-  return std::max(e.target, e.job->reported_active()) * e.cost;
+  return units_for(e, e.reserved ? e.n : std::max(e.target, e.job->reported_active()));
 }
 
 std::int64_t Scheduler::free_locked() const {
@@ -104,7 +103,7 @@ std::uint32_t Scheduler::gatherable_units(std::uint32_t wanted) const {
   for (const auto& e : jobs_) {
     if (e.suspended) continue;
     if (e.job->preemption() == JobControl::Preemption::whole && suspends_for(e, wanted)) continue;
-    keep += std::int64_t(e.reserved || e.policy.kind == Policy::Kind::fixed ? e.n : 1) * e.cost;
+    keep += e.reserved || e.policy.kind == Policy::Kind::fixed ? e.full : e.cost;
   }
   return std::uint32_t(std::max<std::int64_t>(0, std::int64_t(capacity_) - keep));
 }
@@ -197,20 +196,21 @@ void Scheduler::set_gather_deadline(double seconds, bool fail,
 }
 
 std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,
-                               std::uint32_t cost) {
+                               std::uint32_t cost, std::uint32_t full_units) {
   bool reserved = cfg.mode == Mode::persistent || cfg.policy.kind == Policy::Kind::adversarial;
   std::uint32_t need = reserved ? n : 1;
-  if (std::uint64_t(need) * cost > capacity_)
+  JobEntry e{job, cfg.policy, cfg.priority, n, cost, 0, reserved, false, cfg.policy.cap};
+  e.reserved_at_admit = reserved;
+  e.full = std::max<std::uint32_t>(full_units, n * cost);
+  if (units_for(e, need) > capacity_)
     throw std::invalid_argument("job needs " + std::to_string(need) +
                                 " co-resident workgroups but the device holds only " +
                                 std::to_string(capacity_ / cost));
-  JobEntry e{job, cfg.policy, cfg.priority, n, cost, 0, reserved, false, cfg.policy.cap};
-  e.reserved_at_admit = reserved;
   std::unique_lock lock(mu_);
   Call call(*this, "launch a job");
   // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
   // its first workgroups are gathered like a task's, from jobs that can shrink.
-  std::uint32_t m0 = gather(need * cost, cfg.priority, lock) / cost;
+  std::uint32_t m0 = std::min(n, gather(units_for(e, need), cfg.priority, lock) / cost);
   if (!reserved) {
     std::int64_t spare = std::max<std::int64_t>(0, free_locked()) / cost;
     m0 += std::uint32_t(std::min<std::int64_t>(spare, limit_of(e) - m0));
@@ -314,7 +314,7 @@ void Scheduler::dispatch() {
                    [](auto* a, auto* b) { return a->priority > b->priority; });
   for (JobEntry* e : back) {
     const bool whole = e->job->preemption() == JobControl::Preemption::whole;
-    std::uint32_t m = whole ? (free >= std::int64_t(e->n) * e->cost ? e->n : 0)
+    std::uint32_t m = whole ? (free >= std::int64_t(e->full) ? e->n : 0)
                             : std::uint32_t(std::min<std::int64_t>(free / e->cost, limit_of(*e)));
     if (m == 0) continue;
     e->preempted = e->suspended = false;

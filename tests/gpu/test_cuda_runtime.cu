@@ -36,14 +36,19 @@ bool wait_until(const std::function<bool()>& pred, double seconds = 10) {
 
 }  // namespace
 
-TEST(CudaRuntime, TasksGatherBlocksAndTheJobRegrows) {
+// Tasks of 1, N/4, N/2 and N-1 blocks (of another shape than the job's) run beside a job of
+// `threads`-thread blocks, and the job forks back to N after each. At 64 threads a full grid
+// would fill both an SM's block and warp slots, where a returned block's slot takes no other
+// block until the grid ends (measured on the H200): the runtime leaves one block per SM free,
+// and that room stays the job's (a task still takes its workgroups from the job).
+void tasks_gather_blocks_and_the_job_regrows(std::uint32_t threads) {
   auto rt = test::make_runtime(0);
   ASSERT_EQ(rt->backend(), Backend::cuda);
   // The task kernel is loaded before the persistent kernel runs.
   cudaFuncAttributes attr{};
   ASSERT_EQ(cudaFuncGetAttributes(&attr, fill), cudaSuccess);
   Shared<std::uint32_t> stop;
-  auto job = rt->launch<Spinner>({.max_groups = 0, .threads = 128}, {stop.get()});
+  auto job = rt->launch<Spinner>({.max_groups = 0, .threads = threads}, {stop.get()});
   const std::uint32_t n = job.max_groups();
   ASSERT_GT(n, 4u);
   EXPECT_EQ(job.active_groups(), n);
@@ -66,6 +71,15 @@ TEST(CudaRuntime, TasksGatherBlocksAndTheJobRegrows) {
   JobStats s = job.stats();
   EXPECT_EQ(s.kills, expected_kills);
   EXPECT_EQ(s.forked_groups, expected_kills);
+}
+
+TEST(CudaRuntime, TasksGatherBlocksAndTheJobRegrows) {
+  tasks_gather_blocks_and_the_job_regrows(128);
+}
+TEST(CudaRuntime, TasksBesideAJobOf64ThreadBlocks) { tasks_gather_blocks_and_the_job_regrows(64); }
+TEST(CudaRuntime, TasksBesideAJobOf32ThreadBlocks) { tasks_gather_blocks_and_the_job_regrows(32); }
+TEST(CudaRuntime, TasksBesideAJobOf1024ThreadBlocks) {
+  tasks_gather_blocks_and_the_job_regrows(1024);
 }
 
 // Work stealing from a shared counter until told to stop: every claimed chunk is summed before

@@ -489,10 +489,13 @@ coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   static_assert(std::is_trivially_copyable_v<params_t<K>>, "Params must be trivially copyable");
   static_assert(std::is_trivially_copyable_v<transmit_t<K>>, "Transmit must be trivially copyable");
   check(cudaSetDevice(dev.device()), "selecting the device");
-  int occ = occupancy<K>(int(cfg.threads), cfg.mode);
+  int occ = shareable_occupancy(occupancy<K>(int(cfg.threads), cfg.mode), int(cfg.threads));
   std::uint32_t n = checked_groups(dev, cfg, occ);
   auto job = std::make_shared<Job<K>>(dev, sched, cfg, n, kUnitsPerSM / std::uint32_t(occ), params);
-  std::uint32_t m0 = sched.admit(job.get(), cfg, n, job->cost());
+  // At M = N the job holds its SMs whole (cost is rounded down; the rest is its slack).
+  const auto full =
+      std::uint32_t((std::uint64_t(n) * kUnitsPerSM + std::uint32_t(occ) - 1) / std::uint32_t(occ));
+  std::uint32_t m0 = sched.admit(job.get(), cfg, n, job->cost(), full);
   try {
     job->launch(m0, transmit);
   } catch (...) {

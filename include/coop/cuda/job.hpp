@@ -34,6 +34,13 @@ void check(int rc, const char* what);
 class JobCore;
 class DeviceService;
 
+/// Blocks per SM that a job of `threads`-thread blocks may use, from the kernel's occupancy:
+/// one fewer when a block's warps are not a multiple of four. Measured on the H200
+/// (coop_probe_residency, test_cuda_runtime; docs/cuda-backend.md): with 64-thread blocks at
+/// full occupancy, the place a returning block freed took no other block, not even one of the
+/// same kernel, until the whole grid ended, so joining workgroups and tasks waited for the job.
+int shareable_occupancy(int occupancy, int threads);
+
 /// Checks a launch on this device for a kernel with `occupancy` blocks/SM at cfg.threads and
 /// returns N; throws std::invalid_argument with the reason when it cannot run.
 std::uint32_t checked_groups(const DeviceService& dev, const LaunchConfig& cfg, int occupancy);
