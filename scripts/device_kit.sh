@@ -13,6 +13,7 @@ kit=build/kit
 rm -rf "$kit"
 mkdir -p "$kit/data"
 cp "$build/src/cli/coop" "$kit/"
+[ -x "$build/coop_probe_residency" ] && cp "$build/coop_probe_residency" "$kit/"
 for t in "$build"/tests/test_*_gpu "$build"/tests/test_cuda_runtime "$build"/tests/test_device_protocol; do
   [ -x "$t" ] && cp "$t" "$kit/"
 done

@@ -3,12 +3,16 @@
 # own time limit, logs and JSON into one tarball $OUT/device.tgz (a visit returns only a few
 # files), a summary line per step in it (name, exit code, seconds).
 #
-# usage: device_steps.sh STEP...    (BENCH_ARGS="..." for the bench step)
+# usage: device_steps.sh STEP...    (BENCH_ARGS="..." for the bench step; STEPS_BUDGET=seconds
+#        for all steps together, default 570: a step's limit is cut to what is left, so that the
+#        tarball is always written before the visit's own limit)
 #   tests       every GPU test binary (300 s each)
+#   runtime     the CUDA runtime tests (tasks beside jobs of 32 to 1024-thread blocks, cuBLAS)
 #   shutdown    the cancellation/shutdown/fault tests
 #   stress      coop stress (100,000 cycles, 10,000 tasks)
 #   fuzz        coop fuzz-schedule: 10,000 seeds rotating + 1,000 seeds on every app
 #   sanitize    compute-sanitizer synccheck/memcheck/racecheck on the protocol and semantics tests
+#   probe       coop_probe_residency: which kernels can use a slot a persistent grid frees
 #   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -20,7 +24,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$logs/device
 step() {
   local name=$1 limit=$2
   shift 2
-  local t0=$SECONDS
+  local t0=$SECONDS left=$((${STEPS_BUDGET:-570} - SECONDS))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -le 0 ]; then echo "$name skipped: no time left" >> "$logs/summary.txt"; return; fi
   timeout "$limit" "$@" > "$logs/$name.log" 2>&1
   echo "$name rc=$? $((SECONDS - t0))s" >> "$logs/summary.txt"
 }
@@ -28,7 +34,9 @@ for s in "$@"; do
   case $s in
     tests)
       for t in ./test_*; do step "$(basename "$t")" 300 "$t"; done ;;
+    runtime) step runtime 120 ./test_cuda_runtime ;;
     shutdown) step shutdown 120 ./test_shutdown_gpu ;;
+    probe) step probe 120 ./coop_probe_residency --json "$logs/probe.json" ;;
     stress) step stress 300 ./coop stress --backend cuda --json "$logs/stress.json" ;;
     fuzz)
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going

@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
   stress->add_option("--seed", st.seed, "the first adversarial job's seed")->capture_default_str();
   stress->add_option("--churn-seconds", st.churn_seconds, "at most this long on adversarial jobs")
       ->capture_default_str();
+  stress
+      ->add_option("--stall-seconds", st.stall_seconds,
+                   "no progress this long: print the runtime's state and exit 3")
+      ->capture_default_str();
   stress->add_option("--backend", st.backend, "auto | cpu | cuda")->capture_default_str();
   stress->add_option("--slots", st.slots, "CPU backend: resident workgroup slots (0 = default)");
   stress->add_option("--json", st.json, "write the report (JSON) here");
