@@ -146,10 +146,11 @@ class Scheduler {
   };
 
   JobEntry* find(JobControl* job);
-  std::uint32_t occupied(const JobEntry& e) const;
+  std::uint32_t occupied(const JobEntry& e) const;  // units
+  /// Units a job holds at M = m (all of `full` at N).
   static std::uint32_t units_for(const JobEntry& e, std::uint32_t m) {
     return m >= e.n ? e.full : m * e.cost;
-  }  // units
+  }
   std::int64_t free_locked() const;
   std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
   void set_target(JobEntry& e, std::uint32_t t);
