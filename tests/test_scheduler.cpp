@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,24 @@ TEST(Scheduler, TaskGathersThenJobRegrows) {
   EXPECT_EQ(s.forked_groups, 1u + 2 + 4 + 7);
   EXPECT_GE(s.timeline.size(), 2u);
   EXPECT_EQ(rt->task_records().size(), 4u);
+}
+
+TEST(Scheduler, AJobLaunchedBesideATaskStartsWithWhatIsLeftThenGrows) {
+  auto rt = test::make_runtime(8);
+  std::uint32_t stop = 0;
+  std::optional<Job> job;
+  // Three slots are the task's while the job starts: it must take at most the other five (it
+  // took six when the slots gathered for its workgroup 0 were counted as free again).
+  rt->run(3, [&](Task&) {
+    job.emplace(rt->launch<Spinner>({.max_groups = 8, .threads = 2}, {&stop}));
+    EXPECT_EQ(job->active_groups(), 5u);
+  });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (job->active_groups() < 8 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  EXPECT_EQ(job->active_groups(), 8u) << "the job did not grow once the task ended";
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job->wait();
 }
 
 TEST(Scheduler, FixedPolicyNeverResizesAndTasksWaitForFreeSlots) {
@@ -140,6 +159,10 @@ TEST(Policy, ParsesAndNames) {
   EXPECT_EQ(Policy::parse("generous").kind, Policy::Kind::generous);
   EXPECT_EQ(Policy::parse("fixed").kind, Policy::Kind::fixed);
   EXPECT_EQ(Policy::parse("adversarial:17").seed, 17u);
+  EXPECT_FALSE(Policy::parse("adversarial:17").shrink_only);
+  EXPECT_TRUE(Policy::parse("adversarial-shrink:5").shrink_only);
+  EXPECT_EQ(Policy::parse("adversarial-shrink:5").name(), "adversarial-shrink:5");
+  EXPECT_EQ(Policy::parse("adversarial:5").name(), "adversarial:5");
   EXPECT_EQ(Policy::parse("cap:3").cap, 3u);
   EXPECT_EQ(Policy::parse("cap:3").name(), "cap:3");
   EXPECT_THROW(Policy::parse("cap:0"), std::invalid_argument);

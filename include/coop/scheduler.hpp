@@ -152,6 +152,9 @@ class Scheduler {
     return m >= e.n ? e.full : m * e.cost;
   }
   std::int64_t free_locked() const;
+  /// How many workgroups beyond the `base` just gathered a job being started can take from
+  /// free capacity, at most `most`.
+  std::uint32_t spare_groups(const JobEntry& e, std::uint32_t base, std::uint32_t most) const;
   std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
   void set_target(JobEntry& e, std::uint32_t t);
   std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,

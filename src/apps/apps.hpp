@@ -71,9 +71,10 @@ struct RunConfig {
   ResizeBarrier barrier = ResizeBarrier::query;
   std::uint32_t groups = 0;   ///< N (0 = all that can be co-resident)
   std::uint32_t threads = 0;  ///< per workgroup (0 = 256 on the GPU, 8 on the CPU backend)
-  /// Called with true just before the app's kernel(s) start and false once they are done (the
-  /// span Result::ms times, without preparing buffers or reading results back): benchmarks keep
-  /// a clock of kernel time with it.
+  /// Called with true once the app's kernel(s) are launched (a cooperative kernel's job
+  /// admitted) and false once they are done (about the span Result::ms times, without
+  /// preparing buffers or reading results back): benchmarks keep a clock of kernel time with
+  /// it.
   std::function<void(bool running)> on_kernel = {};
 };
 

@@ -38,9 +38,9 @@ template <class K>
 void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
                 const transmit_t<K>& transmit, Result& r) {
   const LaunchConfig lc = launch_config(rt, cfg);
-  if (cfg.on_kernel) cfg.on_kernel(true);
   auto t0 = Clock::now();
   Job job = rt.launch<K>(lc, params, transmit);
+  if (cfg.on_kernel) cfg.on_kernel(true);  // admitted: the scheduler knows the job from here
   job.wait();
   r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (cfg.on_kernel) cfg.on_kernel(false);

@@ -87,6 +87,19 @@ std::int64_t Scheduler::free_locked() const {
   return std::int64_t(capacity_) - used;
 }
 
+std::uint32_t Scheduler::spare_groups(const JobEntry& e, std::uint32_t base,
+                                      std::uint32_t most) const {
+  // free_locked() still counts the units just gathered for the job's first `base` workgroups
+  // (they are no waiter's any more and not yet the job's): they are part of what the job may
+  // take, not extra. Counting them twice started a job of N beside a task of one workgroup on a
+  // device that holds N (coop bench on the H200: the job's last block never became resident
+  // and the job waited at its first barrier until the task ended).
+  const std::int64_t avail = std::max<std::int64_t>(0, free_locked());
+  std::int64_t m = std::min<std::int64_t>(std::int64_t(base) + most, avail / e.cost);
+  if (m >= e.n && std::int64_t(e.full) > avail) m = e.n - 1;  // at N the job holds `full`
+  return std::uint32_t(std::max<std::int64_t>(m, base) - base);
+}
+
 std::uint32_t Scheduler::reference_cost() const {
   std::lock_guard lock(mu_);
   const JobEntry* low = nullptr;
@@ -211,10 +224,7 @@ std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::ui
   // A job may start with fewer than N workgroups, but not before one is free (paper §3.1):
   // its first workgroups are gathered like a task's, from jobs that can shrink.
   std::uint32_t m0 = std::min(n, gather(units_for(e, need), cfg.priority, lock) / cost);
-  if (!reserved) {
-    std::int64_t spare = std::max<std::int64_t>(0, free_locked()) / cost;
-    m0 += std::uint32_t(std::min<std::int64_t>(spare, limit_of(e) - m0));
-  }
+  if (!reserved) m0 += spare_groups(e, m0, limit_of(e) - m0);
   e.target = reserved ? n : m0;
   jobs_.push_back(e);
   job->set_target(e.target);
@@ -256,9 +266,8 @@ std::uint32_t Scheduler::resume(JobControl* job, std::uint32_t m) {
   if (!e || !e->suspended) throw std::logic_error("resume() needs a suspended job");
   m = std::clamp<std::uint32_t>(m, 1, limit_of(*e));
   std::uint32_t m0 = gather(e->cost, e->priority, lock) / e->cost;
-  std::int64_t spare = std::max<std::int64_t>(0, free_locked()) / e->cost;
-  m0 += std::uint32_t(std::min<std::int64_t>(spare, m - m0));
   e = find(job);
+  m0 += spare_groups(*e, m0, m - m0);
   e->suspended = false;
   set_target(*e, m0);
   dispatch();
