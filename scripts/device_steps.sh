@@ -11,7 +11,10 @@
 #   shutdown    the cancellation/shutdown/fault tests
 #   stress      coop stress (100,000 cycles, 10,000 tasks)
 #   fuzz        coop fuzz-schedule: 10,000 seeds rotating + 1,000 seeds on every app
-#   sanitize    compute-sanitizer synccheck/memcheck/racecheck on the protocol and semantics tests
+#   sanitize    compute-sanitizer memcheck/racecheck/synccheck (side by side) on every GPU test
+#               binary (COOP_SANITIZER=1) and coop fuzz-schedule --shrink-only
+#               (SAN_LIMIT seconds per run, default 150; SAN_BUDGET for the step, default 300;
+#               SAN_SEEDS, default 8)
 #   probe       coop_probe_residency: which kernels can use a slot a persistent grid frees
 #   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
 set -uo pipefail
@@ -42,9 +45,33 @@ for s in "$@"; do
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
       step fuzz-all 240 ./coop fuzz-schedule --backend cuda --seeds 1000 --first 10001 --keep-going ;;
     sanitize)
-      step synccheck 120 compute-sanitizer --tool synccheck --error-exitcode 9 ./test_device_protocol
-      step memcheck 240 compute-sanitizer --tool memcheck --error-exitcode 9 ./test_device_protocol
-      step racecheck 240 compute-sanitizer --tool racecheck --error-exitcode 9 ./test_device_protocol ;;
+      # compute-sanitizer runs one kernel at a time: COOP_SANITIZER makes the tests that
+      # need two grids at once skip, the adversarial schedules shrink-only, the longest tests
+      # smaller (tests/backend.hpp). The three tools
+      # run side by side, each through every GPU test binary and then the apps' fuzzing.
+      for tool in memcheck racecheck synccheck; do
+        extra=""
+        [ "$tool" = memcheck ] && extra="--leak-check full"
+        (
+          export COOP_SANITIZER=1 COOP_TEST_SEEDS=${SAN_SEEDS:-8}
+          # this step's own budget (SAN_BUDGET seconds), within the visit's
+          until=$((SECONDS + ${SAN_BUDGET:-300}))
+          [ "$until" -lt "${STEPS_BUDGET:-570}" ] && STEPS_BUDGET=$until
+          for t in ./test_device_protocol ./test_semantics_gpu fuzz ./test_shutdown_gpu \
+            ./test_examples_gpu ./test_cuda_runtime ./test_apps_gpu ./test_interruptible_gpu; do
+            if [ "$t" = fuzz ]; then
+              set -- ./coop fuzz-schedule --backend cuda --shrink-only --seeds "${SAN_SEEDS:-8}" \
+                --keep-going
+            else
+              set -- "$t"
+            fi
+            # shellcheck disable=SC2086
+            step "$tool-${t#./}" "${SAN_LIMIT:-150}" compute-sanitizer --tool "$tool" $extra \
+              --error-exitcode 9 "$@"
+          done
+        ) &
+      done
+      wait ;;
     bench)
       # shellcheck disable=SC2086
       step bench 560 ./coop bench --out bench ${BENCH_ARGS:-} ;;

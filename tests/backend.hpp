@@ -22,6 +22,26 @@ inline constexpr bool kOnGpu = true;
 inline constexpr bool kOnGpu = false;
 #endif
 
+/// True on the GPU when $COOP_SANITIZER is set: the tests run under compute-sanitizer, which
+/// runs one kernel at a time (a forked grid, a task or a second job would wait for the job
+/// beside it) and runs them far slower. Tests that need two grids at once skip themselves
+/// (COOP_SKIP_UNDER_SANITIZER), adversarial schedules become shrink-only, the longest tests
+/// use less work.
+inline bool under_sanitizer() {
+  static const bool on = kOnGpu && std::getenv("COOP_SANITIZER") != nullptr;
+  return on;
+}
+#define COOP_SKIP_UNDER_SANITIZER()                                                          \
+  do {                                                                                       \
+    if (coop::test::under_sanitizer())                                                       \
+      GTEST_SKIP() << "needs two grids at once; compute-sanitizer runs one kernel at a time"; \
+  } while (0)
+
+/// The adversarial policy for seed `seed` (shrink-only when kernels run one at a time).
+inline Policy adversarial(std::uint64_t seed) {
+  return under_sanitizer() ? Policy::adversarial_shrinking(seed) : Policy::adversarial(seed);
+}
+
 /// A runtime of the backend under test. `slots` is the CPU backend's capacity; on the GPU the
 /// capacity is the device's (tests that need a full device launch with max_groups = 0).
 inline std::unique_ptr<Runtime> make_runtime(std::uint32_t slots, double watchdog_s = 60) {

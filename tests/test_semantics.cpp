@@ -147,6 +147,7 @@ void expect_clean(const Probe& p) {
 }  // namespace
 
 TEST(Semantics, OnlyTopIdKilledIdsContiguousZeroNeverKilled) {
+  COOP_SKIP_UNDER_SANITIZER();
   std::uint64_t kills = 0, forks = 0;
   // At least 60 seeds, more while the adversary has not yet exercised enough kills and forks
   // (how often a seeded decision meets a fork depends on the interleaving: a loaded machine
@@ -164,6 +165,7 @@ TEST(Semantics, OnlyTopIdKilledIdsContiguousZeroNeverKilled) {
 }
 
 TEST(Semantics, ForkGivesFreshIdsAndTransmitsThreadZeroState) {
+  COOP_SKIP_UNDER_SANITIZER();
   for (std::uint64_t seed = 100; seed < 140; ++seed) {
     Probe p = run_killfork(Policy::adversarial(seed), 8, 8, 30);
     EXPECT_EQ(p.bad_transmit, 0u) << "seed " << seed;
@@ -173,6 +175,7 @@ TEST(Semantics, ForkGivesFreshIdsAndTransmitsThreadZeroState) {
 }
 
 TEST(Semantics, MStableWithinResizingBarrierInterval) {
+  COOP_SKIP_UNDER_SANITIZER();
   std::uint64_t resizes = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     auto rt = test::make_runtime(6);
@@ -184,6 +187,32 @@ TEST(Semantics, MStableWithinResizingBarrierInterval) {
     resizes += job.stats().resizes;
   }
   EXPECT_GT(resizes, 200u);
+}
+
+// The shrink-only adversary (for tools that run one kernel at a time) kills at offer_kill and
+// shrinks at resizing barriers, and never forks or grows: M only goes down.
+TEST(Semantics, ShrinkOnlyAdversaryNeverGrows) {
+  std::uint64_t kills = 0, resizes = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    auto rt = test::make_runtime(6);
+    const Policy policy = Policy::adversarial_shrinking(seed);
+    Probe p = run_killfork(policy, 6, 4, 40);
+    expect_clean(p);
+    EXPECT_EQ(p.forked, 0u) << "seed " << seed;
+    kills += p.kills;
+    Shared<Probe> probe;
+    auto job = rt->launch<Resizing>({.max_groups = 6, .threads = 4, .policy = policy},
+                                    {probe.get(), 30});
+    job.wait();
+    expect_clean(*probe);
+    const JobStats s = job.stats();
+    EXPECT_EQ(s.forked_groups, 0u) << "seed " << seed;
+    for (std::size_t i = 1; i < s.timeline.size(); ++i)
+      EXPECT_LE(s.timeline[i].active, s.timeline[i - 1].active) << "seed " << seed;
+    resizes += s.resizes;
+  }
+  EXPECT_GT(kills, 20u);
+  EXPECT_GT(resizes, 20u);
 }
 
 // A resizing barrier to M' in [1, N]: after it exactly ids [0, M') run.
@@ -220,6 +249,7 @@ struct CountAfterBarrier {
 };
 
 TEST(Semantics, ResizingBarrierKillsAndForksTheRightIds) {
+  COOP_SKIP_UNDER_SANITIZER();
   const std::uint32_t n = 8, rounds = 8;
   auto rt = test::make_runtime(n);
   SharedArray<std::uint32_t> seen(rounds), max_id(rounds), m_after(rounds);
@@ -354,6 +384,7 @@ struct AnyOrder : KillFork {
 };
 
 TEST(Semantics, AnyOrderKillsKeepIdsUniqueAndBounded) {
+  COOP_SKIP_UNDER_SANITIZER();
   std::uint64_t kills = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     auto rt = test::make_runtime(6);

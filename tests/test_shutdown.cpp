@@ -78,6 +78,7 @@ class StallReport {
 };
 
 TEST(Cancel, TwoJobsRunAtOnce) {
+  COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(6);
   StallReport stall(*rt);
   SharedArray<std::uint32_t> stop(1), rounds(1);
@@ -125,6 +126,7 @@ TEST(Cancel, ASuspendedJobEndsAtOnce) {
 }
 
 TEST(Shutdown, CancelStopsRunningAndSuspendedJobs) {
+  COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
   StallReport stall(*rt);
   SharedArray<std::uint32_t> stop(1), rounds(2);
@@ -142,6 +144,7 @@ TEST(Shutdown, CancelStopsRunningAndSuspendedJobs) {
 }
 
 TEST(Shutdown, WaitLetsRunningJobsFinishAndCancelsSuspendedOnes) {
+  COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
   StallReport stall(*rt);
   SharedArray<std::uint32_t> stop(1), rounds(1);
@@ -242,6 +245,7 @@ TEST(Shutdown, JobHandlesOutliveTheRuntime) {
 }
 
 TEST(Shutdown, TheDestructorCancelsRunningJobs) {
+  COOP_SKIP_UNDER_SANITIZER();
   SharedArray<std::uint32_t> stop(1), rounds(1);
   Job spinner, barriers;
   {
@@ -307,6 +311,7 @@ __global__ void write_through_null(int* p) { p[threadIdx.x] = 1; }
 // fault also killed reports it too, and the runtime shuts down; nothing hangs. In a child
 // process: the fault leaves the CUDA context unusable.
 TEST(Faults, IllegalAddressInATaskIsAnErrorNotAHang) {
+  COOP_SKIP_UNDER_SANITIZER();
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(fault_in_a_task(), ::testing::ExitedWithCode(0), "task: .*illegal");
 }

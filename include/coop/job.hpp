@@ -38,6 +38,7 @@ inline void init_channel(Channel& ch, const LaunchConfig& cfg, const KernelTrait
   ch.seed = cfg.policy.seed;
   std::uint32_t f = 0;
   if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
+  if (cfg.policy.kind == Policy::Kind::adversarial && cfg.policy.shrink_only) f |= flag_no_grow;
   if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
   if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
   if (traits.kill_any_order) f |= flag_any_order;

@@ -19,14 +19,22 @@ struct Policy {
   Kind kind = Kind::generous;
   std::uint64_t seed = 0;  ///< adversarial only
   std::uint32_t cap = 0;   ///< cap only: the initial limit on M
+  /// adversarial only: random kills and shrinking resizes, but never a fork or a growing
+  /// resize, so a job only ever runs the grid it was launched with. For tools that run one
+  /// kernel at a time (compute-sanitizer), under which a forked grid would wait for the job.
+  bool shrink_only = false;
 
   static Policy generous() { return {}; }
   static Policy fixed() { return {Kind::fixed, 0, 0}; }
   static Policy adversarial(std::uint64_t seed) { return {Kind::adversarial, seed, 0}; }
+  static Policy adversarial_shrinking(std::uint64_t seed) {
+    return {Kind::adversarial, seed, 0, true};
+  }
   static Policy capped(std::uint32_t m) { return {Kind::cap, 0, m}; }
 
   std::string name() const;
-  /// Parses "generous", "fixed", "adversarial:SEED" or "cap:M"; throws std::invalid_argument.
+  /// Parses "generous", "fixed", "adversarial:SEED", "adversarial-shrink:SEED" or "cap:M";
+  /// throws std::invalid_argument.
   static Policy parse(const std::string& text);
 };
 

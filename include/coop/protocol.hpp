@@ -56,6 +56,7 @@ enum ChannelFlags : std::uint32_t {
   flag_kill_zero = 1u << 2,      ///< App. B: workgroup 0 may be killed when it is the last
   flag_plain_barrier = 1u << 3,  ///< resizing barrier without query (one leaves per barrier)
   flag_no_resize = 1u << 4,      ///< fixed policy / persistent mode: never kill or fork
+  flag_no_grow = 1u << 5,        ///< adversarial-shrink: never fork or grow at a barrier
 };
 
 inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
@@ -191,7 +192,7 @@ class Protocol {
   /// request_fork by workgroup `id` at resume point `site`; returns the number of new workgroups.
   COOP_HD std::uint32_t request_fork(std::uint32_t id, int site) {
     (void)id;
-    if (flags_ & flag_no_resize) return 0;
+    if (flags_ & (flag_no_resize | flag_no_grow)) return 0;
     std::uint64_t raw = word().load();
     for (;;) {
       std::uint32_t m = active_of(raw);
@@ -509,7 +510,7 @@ class Protocol {
       } else if (flags_ & flag_no_resize) {
         return none;
       } else if (flags_ & flag_adversarial) {
-        to = 1 + std::uint32_t(env_.random() % ch_.max_groups);
+        to = 1 + std::uint32_t(env_.random() % (flags_ & flag_no_grow ? m : ch_.max_groups));
       } else {
         // Query barrier: everything above the target leaves at once. Plain barrier (paper
         // §4.2 without query): one workgroup per barrier. The paper's slaves offered on

@@ -24,7 +24,8 @@ struct Case {
   std::string command;
 };
 
-Case make_case(const std::string& app, std::uint64_t seed, const std::string& backend) {
+Case make_case(const std::string& app, std::uint64_t seed, const std::string& backend,
+               bool shrink_only) {
   Case c;
   c.in.app = app;
   std::ostringstream cmd;
@@ -58,9 +59,9 @@ Case make_case(const std::string& app, std::uint64_t seed, const std::string& ba
     cmd << " --depth " << c.in.depth;
     if (!c.in.moves.empty()) cmd << " --moves " << c.in.moves;
   }
-  c.cfg.policy = Policy::adversarial(seed);
+  c.cfg.policy = shrink_only ? Policy::adversarial_shrinking(seed) : Policy::adversarial(seed);
   c.cfg.barrier = seed % 2 ? ResizeBarrier::plain : ResizeBarrier::query;
-  cmd << " --policy adversarial:" << seed << " --barrier " << (seed % 2 ? "plain" : "query")
+  cmd << " --policy " << c.cfg.policy.name() << " --barrier " << (seed % 2 ? "plain" : "query")
       << " --backend " << backend << " --validate";
   c.command = cmd.str();
   return c;
@@ -90,7 +91,7 @@ int fuzz_schedules(const FuzzOptions& o) {
               rt.device_name().c_str(), backend_name(rt.backend()), (unsigned long long)o.first,
               (unsigned long long)(o.first + o.seeds - 1));
   for (auto& n : names) std::printf(" %s", n.c_str());
-  std::printf("\n");
+  std::printf(o.shrink_only ? ", shrink-only schedules\n" : "\n");
   std::fflush(stdout);
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t runs = 0, failures = 0, kills = 0, forks = 0, resizes = 0;
@@ -98,7 +99,7 @@ int fuzz_schedules(const FuzzOptions& o) {
     for (std::size_t a = 0; a < names.size(); ++a) {
       if (o.rotate && a != seed % names.size()) continue;
       const std::string& app = names[a];
-      Case c = make_case(app, seed, o.backend);
+      Case c = make_case(app, seed, o.backend, o.shrink_only);
       std::string what;
       try {
         apps::Result r = apps::run(rt, c.in, c.cfg);

@@ -13,6 +13,9 @@ struct FuzzOptions {
   std::uint32_t slots = 0;  ///< CPU backend capacity (0 = default)
   bool keep_going = false;  ///< do not stop at the first failure
   bool rotate = false;      ///< each seed runs one app (seed mod the apps) instead of all
+  /// adversarial-shrink schedules: kills and shrinking resizes only, so each run is one grid
+  /// (for compute-sanitizer, which runs one kernel at a time)
+  bool shrink_only = false;
 };
 
 /// `coop fuzz-schedule`: every app on small seeded inputs under the adversarial policy (random

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       "demo", "run an example cooperative kernel while a high-priority task fires periodically");
   demo->add_option("--kernel", d.kernel, "bfs (frontier BFS) or queue (work stealing)")
       ->capture_default_str();
-  demo->add_option("--policy", d.policy, "generous | fixed | adversarial:SEED | cap:M")
+  demo->add_option("--policy", d.policy, "generous | fixed | adversarial:SEED | adversarial-shrink:SEED | cap:M")
       ->capture_default_str();
   demo->add_option("--barrier", d.barrier, "resizing barrier: query or plain")
       ->capture_default_str();
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   run->add_option("--backend", r.backend, "auto | cpu | cuda")->capture_default_str();
   run->add_option("--form", r.form, "cooperative | standalone | multi-launch")
       ->capture_default_str();
-  run->add_option("--policy", r.policy, "generous | fixed | adversarial:SEED | cap:M")
+  run->add_option("--policy", r.policy, "generous | fixed | adversarial:SEED | adversarial-shrink:SEED | cap:M")
       ->capture_default_str();
   run->add_option("--barrier", r.barrier, "resizing barrier: query or plain")
       ->capture_default_str();
@@ -135,6 +135,9 @@ int main(int argc, char** argv) {
   fuzz->add_option("--slots", f.slots, "CPU backend: resident workgroup slots (0 = default)");
   fuzz->add_flag("--keep-going", f.keep_going, "do not stop at the first failure");
   fuzz->add_flag("--rotate", f.rotate, "each seed runs one app (seed mod the apps), not all");
+  fuzz->add_flag("--shrink-only", f.shrink_only,
+                 "adversarial-shrink schedules (no forks): one grid per run, for "
+                 "compute-sanitizer");
   coop::cli::StressOptions st;
   auto* stress = app.add_subcommand(
       "stress", "many kill/fork cycles and tasks in one process: results, leaks, latencies");

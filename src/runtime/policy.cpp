@@ -12,7 +12,7 @@ std::string Policy::name() const {
     case Kind::fixed:
       return "fixed";
     case Kind::adversarial:
-      return "adversarial:" + std::to_string(seed);
+      return (shrink_only ? "adversarial-shrink:" : "adversarial:") + std::to_string(seed);
     case Kind::cap:
       return "cap:" + std::to_string(cap);
     case Kind::generous:
@@ -30,6 +30,8 @@ Policy Policy::parse(const std::string& text) {
   if (text == "generous") return generous();
   if (text == "fixed") return fixed();
   if (text.rfind("adversarial:", 0) == 0) return adversarial(number(text.substr(12)));
+  if (text.rfind("adversarial-shrink:", 0) == 0)
+    return adversarial_shrinking(number(text.substr(19)));
   if (text.rfind("cap:", 0) == 0) {
     std::uint64_t m = number(text.substr(4));
     if (m == 0 || m > kMaxGroupsLimit)
@@ -37,7 +39,7 @@ Policy Policy::parse(const std::string& text) {
     return capped(std::uint32_t(m));
   }
   throw std::invalid_argument("unknown policy '" + text +
-                              "' (expected generous, fixed, adversarial:SEED or cap:M)");
+                              "' (expected generous, fixed, adversarial:SEED, adversarial-shrink:SEED or cap:M)");
 }
 
 std::string PreemptionPolicy::name() const {

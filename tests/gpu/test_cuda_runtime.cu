@@ -74,11 +74,19 @@ void tasks_gather_blocks_and_the_job_regrows(std::uint32_t threads) {
 }
 
 TEST(CudaRuntime, TasksGatherBlocksAndTheJobRegrows) {
+  COOP_SKIP_UNDER_SANITIZER();
   tasks_gather_blocks_and_the_job_regrows(128);
 }
-TEST(CudaRuntime, TasksBesideAJobOf64ThreadBlocks) { tasks_gather_blocks_and_the_job_regrows(64); }
-TEST(CudaRuntime, TasksBesideAJobOf32ThreadBlocks) { tasks_gather_blocks_and_the_job_regrows(32); }
+TEST(CudaRuntime, TasksBesideAJobOf64ThreadBlocks) {
+  COOP_SKIP_UNDER_SANITIZER();
+  tasks_gather_blocks_and_the_job_regrows(64);
+}
+TEST(CudaRuntime, TasksBesideAJobOf32ThreadBlocks) {
+  COOP_SKIP_UNDER_SANITIZER();
+  tasks_gather_blocks_and_the_job_regrows(32);
+}
 TEST(CudaRuntime, TasksBesideAJobOf1024ThreadBlocks) {
+  COOP_SKIP_UNDER_SANITIZER();
   tasks_gather_blocks_and_the_job_regrows(1024);
 }
 
@@ -118,6 +126,7 @@ struct ChunkSum {
 };
 
 TEST(CudaRuntime, CublasGemmTaskWhileCooperativeKernelRuns) {
+  COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(0);
   const int m = 1024;
   std::vector<float> a(m * m), b(m * m), c(m * m);

@@ -233,7 +233,7 @@ class Ctx {
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
   }
   __device__ std::uint32_t request_fork(int site = 0) {
-    if (a_.flags & coop::detail::flag_no_resize) return 0;
+    if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
     bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
                  seen_target_ > coop::detail::active_of(seen_word_);
