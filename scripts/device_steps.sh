@@ -14,7 +14,7 @@
 #   sanitize    compute-sanitizer memcheck/racecheck/synccheck (side by side) on every GPU test
 #               binary (COOP_SANITIZER=1) and coop fuzz-schedule --shrink-only
 #               (SAN_LIMIT seconds per run, default 150; SAN_BUDGET for the step, default 300;
-#               SAN_SEEDS, default 8)
+#               SAN_SEEDS, default 8; SAN_TOOLS and SAN_TARGETS pick a subset)
 #   probe       coop_probe_residency: which kernels can use a slot a persistent grid frees
 #   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
 set -uo pipefail
@@ -45,33 +45,33 @@ for s in "$@"; do
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
       step fuzz-all 240 ./coop fuzz-schedule --backend cuda --seeds 1000 --first 10001 --keep-going ;;
     sanitize)
-      # compute-sanitizer runs one kernel at a time: COOP_SANITIZER makes the tests that
-      # need two grids at once skip, the adversarial schedules shrink-only, the longest tests
-      # smaller (tests/backend.hpp). The three tools
-      # run side by side, each through every GPU test binary and then the apps' fuzzing.
-      for tool in memcheck racecheck synccheck; do
+      # compute-sanitizer runs one kernel at a time: COOP_SANITIZER makes the tests that need
+      # two grids at once skip, the adversarial schedules shrink-only, the longest tests
+      # smaller (tests/backend.hpp). Every (tool, target) pair runs side by side.
+      export COOP_SANITIZER=1 COOP_TEST_SEEDS=${SAN_SEEDS:-8}
+      # this step's own budget (SAN_BUDGET seconds), within the visit's
+      saved_budget=${STEPS_BUDGET:-570}
+      until=$((SECONDS + ${SAN_BUDGET:-300}))
+      [ "$until" -lt "$saved_budget" ] && STEPS_BUDGET=$until
+      for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
         extra=""
         [ "$tool" = memcheck ] && extra="--leak-check full"
-        (
-          export COOP_SANITIZER=1 COOP_TEST_SEEDS=${SAN_SEEDS:-8}
-          # this step's own budget (SAN_BUDGET seconds), within the visit's
-          until=$((SECONDS + ${SAN_BUDGET:-300}))
-          [ "$until" -lt "${STEPS_BUDGET:-570}" ] && STEPS_BUDGET=$until
-          for t in ./test_device_protocol ./test_semantics_gpu fuzz ./test_shutdown_gpu \
-            ./test_examples_gpu ./test_cuda_runtime ./test_apps_gpu ./test_interruptible_gpu; do
-            if [ "$t" = fuzz ]; then
-              set -- ./coop fuzz-schedule --backend cuda --shrink-only --seeds "${SAN_SEEDS:-8}" \
-                --keep-going
-            else
-              set -- "$t"
-            fi
-            # shellcheck disable=SC2086
-            step "$tool-${t#./}" "${SAN_LIMIT:-150}" compute-sanitizer --tool "$tool" $extra \
-              --error-exitcode 9 "$@"
-          done
-        ) &
+        for t in ${SAN_TARGETS:-./test_device_protocol ./test_semantics_gpu fuzz ./test_shutdown_gpu \
+          ./test_examples_gpu ./test_cuda_runtime ./test_apps_gpu ./test_interruptible_gpu}; do
+          if [ "$t" = fuzz ]; then
+            set -- ./coop fuzz-schedule --backend cuda --shrink-only --seeds "${SAN_SEEDS:-8}" \
+              --keep-going
+          else
+            set -- "$t"
+          fi
+          # shellcheck disable=SC2086
+          step "$tool-${t#./}" "${SAN_LIMIT:-150}" compute-sanitizer --tool "$tool" $extra \
+            --error-exitcode 9 "$@" &
+        done
       done
-      wait ;;
+      wait
+      STEPS_BUDGET=$saved_budget
+      unset COOP_SANITIZER COOP_TEST_SEEDS ;;
     bench)
       # shellcheck disable=SC2086
       step bench 560 ./coop bench --out bench ${BENCH_ARGS:-} ;;
