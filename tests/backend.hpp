@@ -31,9 +31,9 @@ inline bool under_sanitizer() {
   static const bool on = kOnGpu && std::getenv("COOP_SANITIZER") != nullptr;
   return on;
 }
-#define COOP_SKIP_UNDER_SANITIZER()                                                          \
-  do {                                                                                       \
-    if (coop::test::under_sanitizer())                                                       \
+#define COOP_SKIP_UNDER_SANITIZER()                                                           \
+  do {                                                                                        \
+    if (coop::test::under_sanitizer())                                                        \
       GTEST_SKIP() << "needs two grids at once; compute-sanitizer runs one kernel at a time"; \
   } while (0)
 

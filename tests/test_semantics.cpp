@@ -201,8 +201,8 @@ TEST(Semantics, ShrinkOnlyAdversaryNeverGrows) {
     EXPECT_EQ(p.forked, 0u) << "seed " << seed;
     kills += p.kills;
     Shared<Probe> probe;
-    auto job = rt->launch<Resizing>({.max_groups = 6, .threads = 4, .policy = policy},
-                                    {probe.get(), 30});
+    auto job =
+        rt->launch<Resizing>({.max_groups = 6, .threads = 4, .policy = policy}, {probe.get(), 30});
     job.wait();
     expect_clean(*probe);
     const JobStats s = job.stats();

@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
       "demo", "run an example cooperative kernel while a high-priority task fires periodically");
   demo->add_option("--kernel", d.kernel, "bfs (frontier BFS) or queue (work stealing)")
       ->capture_default_str();
-  demo->add_option("--policy", d.policy, "generous | fixed | adversarial:SEED | adversarial-shrink:SEED | cap:M")
+  demo->add_option("--policy", d.policy,
+                   "generous | fixed | adversarial:SEED | adversarial-shrink:SEED | cap:M")
       ->capture_default_str();
   demo->add_option("--barrier", d.barrier, "resizing barrier: query or plain")
       ->capture_default_str();
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
   run->add_option("--backend", r.backend, "auto | cpu | cuda")->capture_default_str();
   run->add_option("--form", r.form, "cooperative | standalone | multi-launch")
       ->capture_default_str();
-  run->add_option("--policy", r.policy, "generous | fixed | adversarial:SEED | adversarial-shrink:SEED | cap:M")
+  run->add_option("--policy", r.policy,
+                  "generous | fixed | adversarial:SEED | adversarial-shrink:SEED | cap:M")
       ->capture_default_str();
   run->add_option("--barrier", r.barrier, "resizing barrier: query or plain")
       ->capture_default_str();

@@ -38,8 +38,9 @@ Policy Policy::parse(const std::string& text) {
       throw std::invalid_argument("policy '" + text + "': cap must be at least 1");
     return capped(std::uint32_t(m));
   }
-  throw std::invalid_argument("unknown policy '" + text +
-                              "' (expected generous, fixed, adversarial:SEED, adversarial-shrink:SEED or cap:M)");
+  throw std::invalid_argument(
+      "unknown policy '" + text +
+      "' (expected generous, fixed, adversarial:SEED, adversarial-shrink:SEED or cap:M)");
 }
 
 std::string PreemptionPolicy::name() const {
