@@ -14,7 +14,8 @@
 #   sanitize    compute-sanitizer memcheck/racecheck/synccheck (side by side) on every GPU test
 #               binary (COOP_SANITIZER=1) and coop fuzz-schedule --shrink-only
 #               (SAN_LIMIT seconds per run, default 150; SAN_BUDGET for the step, default 300;
-#               SAN_SEEDS, default 8; SAN_TOOLS and SAN_TARGETS pick a subset)
+#               SAN_SEEDS, default 8; SAN_TOOLS and SAN_TARGETS pick a subset; SAN_SHARDS
+#               splits each test binary over that many processes)
 #   probe       coop_probe_residency: which kernels can use a slot a persistent grid frees
 #   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
 set -uo pipefail
@@ -59,14 +60,21 @@ for s in "$@"; do
         for t in ${SAN_TARGETS:-./test_device_protocol ./test_semantics_gpu fuzz ./test_shutdown_gpu \
           ./test_examples_gpu ./test_cuda_runtime ./test_apps_gpu ./test_interruptible_gpu}; do
           if [ "$t" = fuzz ]; then
-            set -- ./coop fuzz-schedule --backend cuda --shrink-only --seeds "${SAN_SEEDS:-8}" \
-              --keep-going
-          else
-            set -- "$t"
+            # shellcheck disable=SC2086
+            step "$tool-fuzz" "${SAN_LIMIT:-150}" compute-sanitizer --tool "$tool" $extra \
+              --error-exitcode 9 ./coop fuzz-schedule --backend cuda --shrink-only \
+              --seeds "${SAN_SEEDS:-8}" --keep-going &
+            continue
           fi
-          # shellcheck disable=SC2086
-          step "$tool-${t#./}" "${SAN_LIMIT:-150}" compute-sanitizer --tool "$tool" $extra \
-            --error-exitcode 9 "$@" &
+          # SAN_SHARDS > 1 splits a test binary's tests over that many processes (gtest shards)
+          shards=${SAN_SHARDS:-1}
+          for ((i = 0; i < shards; ++i)); do
+            name="$tool-${t#./}"
+            [ "$shards" -gt 1 ] && name="$name-shard$i"
+            # shellcheck disable=SC2086
+            step "$name" "${SAN_LIMIT:-150}" env GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" \
+              compute-sanitizer --tool "$tool" $extra --error-exitcode 9 "$t" &
+          done
         done
       done
       wait
