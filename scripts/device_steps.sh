@@ -46,10 +46,11 @@ for s in "$@"; do
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
       step fuzz-all 240 ./coop fuzz-schedule --backend cuda --seeds 1000 --first 10001 --keep-going ;;
     sanitize)
-      # compute-sanitizer runs one kernel at a time: COOP_SANITIZER makes the tests that need
-      # two grids at once skip, the adversarial schedules shrink-only, the longest tests
-      # smaller (tests/backend.hpp). Every (tool, target) pair runs side by side.
-      export COOP_SANITIZER=1 COOP_TEST_SEEDS=${SAN_SEEDS:-8}
+      # compute-sanitizer runs one kernel at a time: COOP_SANITIZER (the tool's name) makes the
+      # tests that need two grids at once skip, the adversarial schedules shrink-only, the
+      # longest tests smaller, smaller again under racecheck (tests/backend.hpp). Every
+      # (tool, target) pair runs side by side; GTEST_FILTER, when set, picks tests.
+      export COOP_TEST_SEEDS=${SAN_SEEDS:-8}
       # this step's own budget (SAN_BUDGET seconds), within the visit's
       saved_budget=${STEPS_BUDGET:-570}
       until=$((SECONDS + ${SAN_BUDGET:-300}))
@@ -72,14 +73,14 @@ for s in "$@"; do
             name="$tool-${t#./}"
             [ "$shards" -gt 1 ] && name="$name-shard$i"
             # shellcheck disable=SC2086
-            step "$name" "${SAN_LIMIT:-150}" env GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" \
-              compute-sanitizer --tool "$tool" $extra --error-exitcode 9 "$t" &
+            step "$name" "${SAN_LIMIT:-150}" env COOP_SANITIZER="$tool" GTEST_TOTAL_SHARDS="$shards" \
+              GTEST_SHARD_INDEX="$i" compute-sanitizer --tool "$tool" $extra --error-exitcode 9 "$t" &
           done
         done
       done
       wait
       STEPS_BUDGET=$saved_budget
-      unset COOP_SANITIZER COOP_TEST_SEEDS ;;
+      unset COOP_TEST_SEEDS ;;
     bench)
       # shellcheck disable=SC2086
       step bench 560 ./coop bench --out bench ${BENCH_ARGS:-} ;;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "coop/coop.hpp"
 #include "coop/memory.hpp"
@@ -29,6 +30,15 @@ inline constexpr bool kOnGpu = false;
 /// use less work.
 inline bool under_sanitizer() {
   static const bool on = kOnGpu && std::getenv("COOP_SANITIZER") != nullptr;
+  return on;
+}
+
+/// True when $COOP_SANITIZER names racecheck, which instruments every shared-memory access and
+/// block barrier and runs kernels another order of magnitude slower than memcheck: the longest
+/// tests keep their code paths and checks but shrink their work again.
+inline bool under_racecheck() {
+  static const bool on =
+      under_sanitizer() && std::string_view(std::getenv("COOP_SANITIZER")) == "racecheck";
   return on;
 }
 #define COOP_SKIP_UNDER_SANITIZER()                                                           \

@@ -53,10 +53,11 @@ TEST(Interruptible, NestedLoopsEqualReferenceAtEveryCheckpointBudget) {
 
 TEST(Interruptible, NestedLoopsEqualReferenceAtTimeBudgets) {
   auto rt = test::make_runtime(8);
-  // Under compute-sanitizer a twentieth of the GPU's work: still many 20 us slices.
-  const bool san = test::under_sanitizer();
-  const std::uint64_t n = test::kOnGpu ? (san ? 20'000 : 200'000) : 1'024;
-  NestedSetup s(*rt, 20, test::kOnGpu ? (san ? 2000 : 4000) : 50, n);
+  // Under compute-sanitizer a twentieth of the GPU's work (racecheck: a twenty-thousandth):
+  // still many 20 us slices.
+  const bool san = test::under_sanitizer(), race = test::under_racecheck();
+  const std::uint64_t n = test::kOnGpu ? (race ? 2'000 : san ? 20'000 : 200'000) : 1'024;
+  NestedSetup s(*rt, 20, test::kOnGpu ? (race ? 20 : san ? 2000 : 4000) : 50, n);
   const auto want = NestedLoops::reference(s.kernel.args);
   for (double ms : {0.02, 0.5, 0.0 /* the default */}) {
     s.clear();
@@ -213,9 +214,15 @@ TEST(Interruptible, RejectsImpossibleLaunches) {
 TEST(Interruptible, TasksPreemptTheKernelBetweenLaunches) {
   auto rt = test::make_runtime(4);
   // The kernel must fill the device (a task then needs it off): under compute-sanitizer the
-  // same grid with a twentieth of the work per thread.
+  // same grid with a twentieth of the work per thread (racecheck: a thousandth).
   const std::uint64_t n = test::kOnGpu ? 400'000 : 2'000;
-  NestedSetup s(*rt, 50, test::kOnGpu ? (test::under_sanitizer() ? 200 : 4000) : 400, n);
+  const std::uint32_t outer = test::under_racecheck() ? 10 : 50;
+  NestedSetup s(*rt, outer,
+                test::kOnGpu ? (test::under_racecheck()   ? 4
+                                : test::under_sanitizer() ? 200
+                                                          : 4000)
+                             : 400,
+                n);
   const auto want = NestedLoops::reference(s.kernel.args);
   std::atomic<bool> done{false};
   InterruptProgress p;
@@ -333,7 +340,8 @@ void large_task(Runtime& rt) {
 TEST(Preemption, KernelLevelSuspendsTheWholeJobAndResumesIt) {
   auto rt = test::make_runtime(8);
   rt->set_preemption(PreemptionPolicy::parse("kernel"));
-  const std::uint32_t rounds = test::kOnGpu ? 20000 : 3000;
+  // Under racecheck every round's grid barrier is slow: fewer rounds still outlast the task.
+  const std::uint32_t rounds = test::kOnGpu ? (test::under_racecheck() ? 500 : 20000) : 3000;
   RoundsRun r(*rt, rounds);
   small_task(*rt);
   r.check(rounds);
