@@ -271,6 +271,72 @@ TEST(Shutdown, ADroppedSuspendedJobGivesItsPlaceUp) {
   EXPECT_NO_THROW(rt->run_fraction(1.0, [](Task&) {}));
 }
 
+/// Sets *stop after `limit` unless disarmed first: a test whose wait would otherwise hang on a
+/// Spinner ends, and says so (rescued()).
+class Rescue {
+ public:
+  Rescue(std::uint32_t* stop, std::chrono::seconds limit = 20s)
+      : thread_([this, stop, limit] {
+          if (!eventually([&] { return disarmed_.load(); }, limit)) {
+            rescued_ = true;
+            atomic_ref<std::uint32_t>(*stop).store(1);
+          }
+        }) {}
+  ~Rescue() { disarm(); }
+  /// Whether the stop had to be set; joins the thread.
+  bool disarm() {
+    disarmed_ = true;
+    if (thread_.joinable()) thread_.join();
+    return rescued_;
+  }
+
+ private:
+  std::atomic<bool> disarmed_{false}, rescued_{false};
+  std::thread thread_;
+};
+
+// Letting go of a finished job gives its memory back without waiting for the job beside it
+// (on a GPU, freeing device or pinned memory waits for every running kernel: this job would
+// wait for a spinner only this thread stops).
+TEST(Shutdown, DroppingAFinishedJobDoesNotWaitForTheOthers) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> stop(1), rounds(1);
+  auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
+  Rescue rescue(stop.data());
+  {
+    auto second = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {200, rounds.data()});
+    second.wait();
+  }
+  EXPECT_FALSE(rescue.disarm()) << "dropping a finished job waited for the job still running";
+  EXPECT_EQ(rounds[0], 200u);
+  EXPECT_FALSE(spinner.done());
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  spinner.wait();
+}
+
+// A job whose handle was dropped while it ran is destroyed by the runtime when it ends (on a
+// GPU, by the thread that serves every job's events): that must not stall the service, or a
+// task waiting for the running job's workgroups would wait for ever.
+TEST(Shutdown, AJobDroppedWhileRunningEndsWithoutStallingTheOthers) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(6);
+  SharedArray<std::uint32_t> stop(1), rounds(1);
+  auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
+  Rescue rescue(stop.data());
+  rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {200, rounds.data()});  // dropped
+  ASSERT_TRUE(eventually([&] { return atomic_ref<std::uint32_t>(rounds[0]).load() == 200; }));
+  // Until the dropped job has ended (the service lets go of it, destroying it, right after).
+  ASSERT_TRUE(eventually([&] { return rt->describe().find("job 1") == std::string::npos; }))
+      << rt->describe();
+  // The task needs one of the spinner's workgroups: its kill report goes through the service.
+  rt->run(1, [](Task&) {});
+  EXPECT_FALSE(rescue.disarm()) << "the task waited until the running job was stopped";
+  EXPECT_FALSE(spinner.done());
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  spinner.wait();
+}
+
 TEST(Shutdown, DescribeShowsTheJobsState) {
   auto rt = test::make_runtime(6);
   SharedArray<std::uint32_t> stop(1);

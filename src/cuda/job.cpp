@@ -85,6 +85,8 @@ DeviceService::DeviceService(int device) {
   info_ = describe(device);
   task_stream_ = create_stream(true, "creating the task stream");
   control_stream_ = create_stream(true, "creating the control stream");
+  buffers_ = std::make_shared<BufferCache>(device);
+  buffers_->set_fence(control_stream_);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -95,6 +97,7 @@ DeviceService::~DeviceService() {
   }
   cv_.notify_all();
   thread_.join();
+  buffers_->set_fence(nullptr);  // jobs outliving the runtime give their buffers back later
   destroy_stream(task_stream_);
   destroy_stream(control_stream_);
 }
@@ -155,20 +158,22 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   coop::detail::init_channel(host.channel, cfg, traits, n);
   flags_ = host.channel.flags;
   const std::size_t state_bytes = sizeof(DeviceState) + sizeof(std::uint32_t) * n;
-  check(cudaMalloc(reinterpret_cast<void**>(&state_), state_bytes), "allocating job state");
+  using Kind = BufferCache::Kind;
+  state_buffer_ = CachedBuffer(dev.buffers(), Kind::device, state_bytes, "allocating job state");
+  state_ = state_buffer_.as<DeviceState>();
   check(cudaMemset(state_, 0, state_bytes), "clearing job state");
   check(cudaMemcpy(state_, &host, sizeof(host), cudaMemcpyHostToDevice), "writing job state");
   const std::size_t mailbox_bytes =
       cuda::detail::ring_offset() + std::size_t(ring_slots_) * stride_;
-  check(cudaHostAlloc(reinterpret_cast<void**>(&mailbox_host_), mailbox_bytes,
-                      cudaHostAllocMapped | cudaHostAllocPortable),
-        "allocating the event mailbox");
+  mailbox_buffer_ =
+      CachedBuffer(dev.buffers(), Kind::mapped_host, mailbox_bytes, "allocating the event mailbox");
+  mailbox_host_ = mailbox_buffer_.as<unsigned char>();
   std::memset(mailbox_host_, 0, mailbox_bytes);
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mailbox_dev_), mailbox_host_, 0),
         "mapping the event mailbox");
-  check(cudaHostAlloc(reinterpret_cast<void**>(&control_staging_), 4 * sizeof(std::uint32_t),
-                      cudaHostAllocPortable),
-        "allocating control staging");
+  staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, 4 * sizeof(std::uint32_t),
+                                 "allocating control staging");
+  control_staging_ = staging_buffer_.as<std::uint32_t>();
   stats_.max_groups = n;
 }
 
@@ -181,10 +186,13 @@ JobCore::~JobCore() {
     registered = !finished_;
   }
   if (registered) sched_.job_finished(this);
-  for (auto* s : streams_) destroy_stream(s);
-  cudaFree(state_);
-  cudaFreeHost(mailbox_host_);
-  cudaFreeHost(control_staging_);
+  // The job's grids have returned (it finished or is suspended); their last blocks may still be
+  // leaving, and the buffers must not change hands before they have.
+  for (auto* s : streams_) {
+    cudaStreamSynchronize(s);
+    destroy_stream(s);
+  }
+  // The buffers go back to the cache as the members are destroyed.
 }
 
 void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {

@@ -192,26 +192,25 @@ class IkRunner final : public coop::detail::SliceRunner {
     check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
     check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, least),
           "creating the interruptible kernel's stream");
-    check(cudaMalloc(reinterpret_cast<void**>(&ctl_), sizeof(detail::IkControl)),
-          "allocating interruptible-kernel control");
+    // Buffers from the device's cache: freeing them would wait for the jobs' kernels.
+    using Kind = BufferCache::Kind;
+    ctl_buffer_ = CachedBuffer(dev.buffers(), Kind::device, sizeof(detail::IkControl),
+                               "allocating interruptible-kernel control");
+    ctl_ = ctl_buffer_.as<detail::IkControl>();
     check(cudaMemset(ctl_, 0, sizeof(detail::IkControl)), "clearing interruptible-kernel control");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&report_), sizeof(detail::IkReport),
-                        cudaHostAllocMapped),
-          "allocating the launch report");
+    report_buffer_ = CachedBuffer(dev.buffers(), Kind::mapped_host, sizeof(detail::IkReport),
+                                  "allocating the launch report");
+    report_ = report_buffer_.as<detail::IkReport>();
+    *report_ = {};
     check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&report_dev_), report_, 0),
           "mapping the launch report");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&stop_staging_), sizeof(unsigned),
-                        cudaHostAllocPortable),
-          "allocating stop staging");
+    staging_buffer_ =
+        CachedBuffer(dev.buffers(), Kind::pinned_host, sizeof(unsigned), "allocating stop staging");
+    stop_staging_ = staging_buffer_.as<unsigned>();
   }
   ~IkRunner() override {
+    // No launch is under way here; the buffers go back to the cache after this.
     cudaStreamSynchronize(stream_);
-    cudaStreamSynchronize(dev_.control_stream());
-    cudaFree(points_);
-    cudaFree(locals_);
-    cudaFree(ctl_);
-    cudaFreeHost(report_);
-    cudaFreeHost(stop_staging_);
     cudaStreamDestroy(stream_);
   }
   IkRunner(const IkRunner&) = delete;
@@ -231,15 +230,16 @@ class IkRunner final : public coop::detail::SliceRunner {
                                   std::to_string(blocks_) + " x " + std::to_string(threads_) +
                                   " threads)");
     if (total != allocated_) {
-      cudaFree(points_);
-      cudaFree(locals_);
-      points_ = nullptr;
-      locals_ = nullptr;
+      points_buffer_.reset();
+      locals_buffer_.reset();
       allocated_ = 0;
-      check(cudaMalloc(reinterpret_cast<void**>(&points_), total * sizeof(std::int32_t)),
-            "allocating thread statuses");
-      check(cudaMalloc(reinterpret_cast<void**>(&locals_), total * sizeof(Locals)),
-            "allocating thread locals");
+      using Kind = BufferCache::Kind;
+      points_buffer_ = CachedBuffer(dev_.buffers(), Kind::device, total * sizeof(std::int32_t),
+                                    "allocating thread statuses");
+      locals_buffer_ = CachedBuffer(dev_.buffers(), Kind::device, total * sizeof(Locals),
+                                    "allocating thread locals");
+      points_ = points_buffer_.as<std::int32_t>();
+      locals_ = locals_buffer_.as<Locals>();
       allocated_ = total;
     }
     if (fresh)
@@ -311,6 +311,7 @@ class IkRunner final : public coop::detail::SliceRunner {
   detail::IkReport* report_ = nullptr;
   detail::IkReport* report_dev_ = nullptr;
   unsigned* stop_staging_ = nullptr;
+  CachedBuffer points_buffer_, locals_buffer_, ctl_buffer_, report_buffer_, staging_buffer_;
   std::atomic<std::uint32_t> launch_{0};
 };
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "coop/cuda/buffers.hpp"
 #include "coop/cuda/device.hpp"
 #include "coop/cuda/state.hpp"
 #include "coop/job.hpp"
@@ -59,6 +60,8 @@ class DeviceService {
   CUstream_st* task_stream() const { return task_stream_; }
   /// A non-blocking stream for small host -> device control copies.
   CUstream_st* control_stream() const { return control_stream_; }
+  /// Where jobs and interruptible kernels take their buffers and give them back.
+  const std::shared_ptr<BufferCache>& buffers() const { return buffers_; }
   void add(std::shared_ptr<JobCore> job);
   /// Blocks until every job has finished or is suspended (used when the runtime closes).
   void drain();
@@ -68,6 +71,7 @@ class DeviceService {
   DeviceInfo info_;
   CUstream_st* task_stream_ = nullptr;
   CUstream_st* control_stream_ = nullptr;
+  std::shared_ptr<BufferCache> buffers_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::shared_ptr<JobCore>> jobs_;
@@ -144,6 +148,8 @@ class JobCore : public coop::detail::JobControl,
   coop::detail::Scheduler& sched_;
   LaunchConfig cfg_;
   std::uint32_t n_, cost_, transmit_bytes_, stride_, ring_slots_, flags_ = 0;
+  // Buffers from the device's cache (freeing them would wait for the other jobs' kernels).
+  CachedBuffer state_buffer_, mailbox_buffer_, staging_buffer_;
   cuda::detail::DeviceState* state_ = nullptr;  // device memory
   unsigned char* mailbox_host_ = nullptr;       // pinned, mapped
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
