@@ -133,6 +133,15 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c = tiny_config();
   c["multitasking"]["workloads"][0]["period_ms"] = -1;
   expect_error(c, "period_ms");
+  c = tiny_config();
+  c["multitasking"]["variants"][0]["shared_carveout"] = 101;
+  expect_error(c, "'shared_carveout' must be -1 or a percentage 0-100");
+  c = tiny_config();
+  c["overhead"]["shared_carveout"] = "max";
+  expect_error(c, "overhead: 'shared_carveout'");
+  c = tiny_config();
+  c["overhead"]["shared_carveout"] = -1;  // the driver's choice is a valid setting
+  EXPECT_NO_THROW(coop::bench::plan(c));
 }
 
 TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {

@@ -140,6 +140,9 @@ TEST(Scheduler, RejectsImpossibleLaunchesAndTasks) {
   expect_invalid(
       [&] { rt->launch<Spinner>({.max_groups = 2, .policy = Policy::capped(3)}, {&stop}); },
       "cap policy needs a cap in [1, N=2]");
+  expect_invalid(
+      [&] { rt->launch<Spinner>({.max_groups = 2, .shared_carveout = 101}, {&stop}); },
+      "shared_carveout must be -1 (the driver's choice) or a percentage in [0, 100], got 101");
   expect_invalid([&] { rt->run(0, [](Task&) {}); }, "a task needs at least one workgroup");
   expect_invalid([&] { rt->run(5, [](Task&) {}); },
                  "task asks for 5 workgroups but the device holds only 4");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "coop/config.hpp"
@@ -88,6 +89,24 @@ struct LaunchConfig {
   ResizeBarrier barrier = ResizeBarrier::query;
   Mode mode = Mode::cooperative;
   int priority = 0;  ///< higher-priority jobs give up workgroups last
+  /// CUDA: the share of each SM's unified L1/shared memory, in percent, that the job's kernel
+  /// asks to be shared memory (cudaFuncAttributePreferredSharedMemoryCarveout; -1 = the
+  /// driver's choice). The driver configures little shared memory for a kernel that uses
+  /// little, and a task kernel needing more than an SM is configured with cannot use the slots
+  /// the job frees there until the whole SM drains (on the H200 a 3 ms matmul given a quarter of
+  /// the device waited for the job to end). So jobs ask for the most; the graph apps ran no
+  /// slower for the smaller L1 (docs/cuda-backend.md). Ignored by the CPU backend.
+  int shared_carveout = 100;
 };
+
+/// Throws std::invalid_argument unless `carveout` is a valid LaunchConfig::shared_carveout
+/// (every backend checks, so that a launch the CPU accepts does not fail on a GPU).
+inline void check_shared_carveout(int carveout) {
+  if (carveout < -1 || carveout > 100)
+    throw std::invalid_argument(
+        "shared_carveout must be -1 (the driver's choice) or a "
+        "percentage in [0, 100], got " +
+        std::to_string(carveout));
+}
 
 }  // namespace coop

@@ -71,6 +71,8 @@ struct RunConfig {
   ResizeBarrier barrier = ResizeBarrier::query;
   std::uint32_t groups = 0;   ///< N (0 = all that can be co-resident)
   std::uint32_t threads = 0;  ///< per workgroup (0 = 256 on the GPU, 8 on the CPU backend)
+  /// LaunchConfig::shared_carveout of the persistent forms
+  int shared_carveout = LaunchConfig{}.shared_carveout;
   /// Called with true once the app's kernel(s) are launched (a cooperative kernel's job
   /// admitted) and false once they are done (about the span Result::ms times, without
   /// preparing buffers or reading results back): benchmarks keep a clock of kernel time with

@@ -30,6 +30,7 @@ LaunchConfig launch_config(const Runtime& rt, const RunConfig& cfg) {
   lc.policy = cfg.policy;
   lc.barrier = cfg.barrier;
   lc.mode = cfg.form == Form::standalone ? Mode::persistent : Mode::cooperative;
+  lc.shared_carveout = cfg.shared_carveout;
   return lc;
 }
 

@@ -169,6 +169,19 @@ json builtin_config(const std::string& name) {
   throw std::invalid_argument("no built-in configuration '" + name + "' (paper, quick)");
 }
 
+namespace {
+/// An experiment's optional "shared_carveout" (LaunchConfig::shared_carveout of the app's job).
+int carveout_of(const json& o) {
+  return o.value("shared_carveout", LaunchConfig{}.shared_carveout);
+}
+void check_carveout(const json& o, const std::string& where) {
+  if (!o.contains("shared_carveout")) return;
+  const json& c = o["shared_carveout"];
+  if (!c.is_number_integer() || c.get<int>() < -1 || c.get<int>() > 100)
+    throw std::invalid_argument(where + ": 'shared_carveout' must be -1 or a percentage 0-100");
+}
+}  // namespace
+
 std::vector<Unit> plan(const json& config) {
   if (!config.is_object() || !config.contains("pairs") || !config["pairs"].is_array())
     throw std::invalid_argument("configuration: 'pairs' must be a list");
@@ -191,6 +204,7 @@ std::vector<Unit> plan(const json& config) {
     const json& o = config["overhead"];
     const int reps = o.value("reps", 5);
     if (reps < 1) throw std::invalid_argument("overhead: 'reps' must be at least 1");
+    check_carveout(o, "overhead");
     for (const std::string& pair : select_pairs(config, o.value("pairs", json("all")), "overhead"))
       units.push_back(
           {"overhead/" + pair, "overhead", {{"pair", pair}, {"reps", reps}}, double(reps) * 3});
@@ -210,6 +224,7 @@ std::vector<Unit> plan(const json& config) {
         throw std::invalid_argument(where + ": 'task' must be matmul or cublas");
       const apps::Form form = apps::parse_form(v.value("form", "cooperative"));
       PreemptionPolicy::parse(v.value("policy", "cooperative"));
+      check_carveout(v, where);
       const json groups = v.value("groups", json::array({"N/2"}));
       for (const json& g : groups) resolve_groups(g.get<std::string>(), 4);
       for (const json& w : m["workloads"]) {
@@ -515,8 +530,10 @@ json Runner::State::overhead(const Unit& u) {
   if (apps::has_multi_launch(in.app)) forms.push_back(apps::Form::multi_launch);
   std::map<apps::Form, std::string> checked;
   std::uint32_t groups = 0;
+  const int carveout = carveout_of(config["overhead"]);
   for (apps::Form f : forms) {  // warm-up, validation, and the grid both persistent forms fit
-    apps::Result r = apps::run(rt, in, {.form = f, .policy = Policy::fixed()});
+    apps::Result r =
+        apps::run(rt, in, {.form = f, .policy = Policy::fixed(), .shared_carveout = carveout});
     checked[f] = validate_once(pair + " " + apps::form_name(f), in, r);
     if (f != apps::Form::multi_launch)
       groups = groups ? std::min(groups, r.stats.max_groups) : r.stats.max_groups;
@@ -525,7 +542,10 @@ json Runner::State::overhead(const Unit& u) {
   for (int rep = 0; rep < reps; ++rep)
     for (apps::Form f : forms)
       times[f].push_back(
-          apps::run(rt, in, {.form = f, .policy = Policy::fixed(), .groups = groups}).ms);
+          apps::run(
+              rt, in,
+              {.form = f, .policy = Policy::fixed(), .groups = groups, .shared_carveout = carveout})
+              .ms);
   json out{{"pair", pair},
            {"app", in.app},
            {"input", describe_input(p, in)},
@@ -561,7 +581,8 @@ json Runner::State::multitasking(const Unit& u) {
   const double period = w["period_ms"], gpu_ms = w["gpu_ms"];
   const apps::Form form = apps::parse_form(variant.value("form", "cooperative"));
   const bool scheduled = form == apps::Form::cooperative;
-  apps::RunConfig cfg{.form = form, .policy = Policy::generous()};
+  apps::RunConfig cfg{
+      .form = form, .policy = Policy::generous(), .shared_carveout = carveout_of(variant)};
   if (!u.params["barrier"].is_null())
     cfg.barrier = u.params["barrier"] == "plain" ? ResizeBarrier::plain : ResizeBarrier::query;
   apps::Input& in = input(pair);
@@ -576,8 +597,9 @@ json Runner::State::multitasking(const Unit& u) {
   rt.set_preemption(PreemptionPolicy::parse(variant.value("policy", "cooperative")));
 
   // The app alone, in this form (and barrier), once per process.
-  const std::string alone_key =
-      pair + "/" + apps::form_name(form) + "/" + u.params["barrier"].dump();
+  const std::string alone_key = pair + "/" + apps::form_name(form) + "/" +
+                                u.params["barrier"].dump() + "/" +
+                                std::to_string(cfg.shared_carveout);
   Alone& alone = alone_runs[alone_key];
   std::string validation;
   if (alone.ms == 0) {

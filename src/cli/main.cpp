@@ -88,6 +88,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--groups", r.groups, "max workgroups N (0 = all that can be co-resident)");
   run->add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)");
+  run->add_option("--carveout", r.carveout,
+                  "CUDA: percent of each SM's L1/shared memory the job asks to be shared "
+                  "(-1 = the driver's choice)")
+      ->capture_default_str();
   run->add_option("--slots", r.slots, "CPU backend: resident workgroup slots (0 = default)");
   run->add_option("--priority", r.priority, "color/mis vertex ranks: hashed or id (the paper's)")
       ->capture_default_str();

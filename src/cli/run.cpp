@@ -74,6 +74,7 @@ int run_app(const RunOptions& o) {
   cfg.barrier = parse_barrier(o.barrier);
   cfg.groups = o.groups;
   cfg.threads = o.threads;
+  cfg.shared_carveout = o.carveout;
 
   std::vector<double> times;
   apps::Result r;

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "coop/policy.hpp"
+
 namespace coop::cli {
 
 struct RunOptions {
@@ -17,7 +19,8 @@ struct RunOptions {
   std::string barrier = "query";
   std::uint32_t groups = 0;
   std::uint32_t threads = 0;
-  std::uint32_t slots = 0;  ///< CPU backend capacity (0 = default)
+  int carveout = coop::LaunchConfig{}.shared_carveout;  ///< LaunchConfig::shared_carveout (CUDA)
+  std::uint32_t slots = 0;                              ///< CPU backend capacity (0 = default)
   std::string priority = "hashed";
   std::uint32_t seed = 1;
   std::uint32_t bc_sources = 0;

@@ -124,6 +124,7 @@ std::uint32_t Runtime::checked_groups(const LaunchConfig& cfg) const {
                                 "workgroups must all fit");
   if (cfg.policy.kind == Policy::Kind::cap && (cfg.policy.cap == 0 || cfg.policy.cap > n))
     throw std::invalid_argument("cap policy needs a cap in [1, N=" + std::to_string(n) + "]");
+  check_shared_carveout(cfg.shared_carveout);
   return n;
 }
 

@@ -467,10 +467,14 @@ class Job final : public JobCore {
 /// kernel's module, which must happen before any persistent work runs (lazy loading would
 /// otherwise wait for that work to end). `mode` picks the cooperative or the plain kernel.
 template <class K>
-int occupancy(int threads, Mode mode = Mode::cooperative) {
+int occupancy(int threads, Mode mode = Mode::cooperative, int shared_carveout = -1) {
   const void* fn = detail::kernel_function<K>(mode);
   cudaFuncAttributes attr{};
   check(cudaFuncGetAttributes(&attr, fn), "loading the cooperative kernel");
+  check_shared_carveout(shared_carveout);
+  // Set every time: the attribute belongs to the kernel, and the last launch's value would stay.
+  check(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, shared_carveout),
+        "setting the kernel's shared memory carveout");
   if (threads > attr.maxThreadsPerBlock)
     throw std::invalid_argument("the kernel cannot run with " + std::to_string(threads) +
                                 " threads per block: at most " +
@@ -489,7 +493,8 @@ coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   static_assert(std::is_trivially_copyable_v<params_t<K>>, "Params must be trivially copyable");
   static_assert(std::is_trivially_copyable_v<transmit_t<K>>, "Transmit must be trivially copyable");
   check(cudaSetDevice(dev.device()), "selecting the device");
-  int occ = shareable_occupancy(occupancy<K>(int(cfg.threads), cfg.mode), int(cfg.threads));
+  int occ = shareable_occupancy(occupancy<K>(int(cfg.threads), cfg.mode, cfg.shared_carveout),
+                                int(cfg.threads));
   std::uint32_t n = checked_groups(dev, cfg, occ);
   auto job = std::make_shared<Job<K>>(dev, sched, cfg, n, kUnitsPerSM / std::uint32_t(occ), params);
   // At M = N the job holds its SMs whole (cost is rounded down; the rest is its slack).
