@@ -61,13 +61,6 @@ void BufferCache::set_fence(CUstream_st* stream) {
   fence_ = stream;
 }
 
-std::size_t BufferCache::cached_bytes() const {
-  std::lock_guard lock(mu_);
-  std::size_t n = 0;
-  for (const auto& [key, buffers] : free_) n += key.second * buffers.size();
-  return n;
-}
-
 std::size_t BufferCache::release_all() {
   std::map<std::pair<Kind, std::size_t>, std::vector<void*>> held;
   {

@@ -39,8 +39,6 @@ class BufferCache {
   /// The stream whose queued copies may still write into given buffers (the device service's
   /// control stream); nullptr once it is destroyed.
   void set_fence(CUstream_st* stream);
-  /// Bytes held for reuse.
-  std::size_t cached_bytes() const;
   /// Frees every buffer held for reuse and returns how many; this waits for the kernels running
   /// on the device, so it happens only when an allocation found the device out of memory, and
   /// when the cache is destroyed.
@@ -51,7 +49,7 @@ class BufferCache {
 
  private:
   int device_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   CUstream_st* fence_ = nullptr;
   std::map<std::pair<Kind, std::size_t>, std::vector<void*>> free_;
 };
@@ -79,7 +77,6 @@ class CachedBuffer {
   T* as() const {
     return static_cast<T*>(p_);
   }
-  std::size_t bytes() const { return bytes_; }
 
  private:
   void swap(CachedBuffer& o) noexcept {
