@@ -11,4 +11,4 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" --target coop_cli >/dev/null
-exec "./build/$preset/src/cli/coop" demo "$@"
+exec "./build/$preset/coop" demo "$@"

@@ -9,10 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/cuda
 kit=build/kit
-[ -x "$build/src/cli/coop" ] || { echo "no CUDA build in $build: build the cuda preset first" >&2; exit 1; }
+[ -x "$build/coop" ] || { echo "no CUDA build in $build: build the cuda preset first" >&2; exit 1; }
 rm -rf "$kit"
 mkdir -p "$kit/data"
-cp "$build/src/cli/coop" "$kit/"
+cp "$build/coop" "$kit/"
 [ -x "$build/coop_probe_residency" ] && cp "$build/coop_probe_residency" "$kit/"
 for t in "$build"/tests/test_*_gpu "$build"/tests/test_cuda_runtime "$build"/tests/test_device_protocol; do
   [ -x "$t" ] && cp "$t" "$kit/"

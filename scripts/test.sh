@@ -14,9 +14,12 @@ cmake -S examples/consumer -B build/consumer -G Ninja -DCMAKE_PREFIX_PATH="$PWD/
 cmake --build build/consumer
 ./build/consumer/consumer
 # headers compile on their own (the CUDA backend's host headers need no CUDA toolkit)
-for h in $(cd include && find coop -name '*.hpp'); do
-  echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -Iinclude -x c++ - \
-    || { echo "header $h does not compile on its own"; exit 1; }
+for root in include graph/include apps/include bench/include; do
+  for h in $(cd $root && find coop -name '*.hpp'); do
+    echo "#include <$h>" | g++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -Iinclude \
+      -Igraph/include -Iapps/include -Ibench/include -Iexamples -x c++ - \
+      || { echo "header $root/$h does not compile on its own"; exit 1; }
+  done
 done
 bash scripts/fuzz.sh --smoke  # the graph readers under libFuzzer, 15 s each (docs/reliability.md)
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then

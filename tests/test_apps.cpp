@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "apps/apps.hpp"
 #include "backend.hpp"
+#include "coop/apps/apps.hpp"
 #include "coop/graph/generate.hpp"
 
 using namespace coop;

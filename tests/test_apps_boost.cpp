@@ -12,8 +12,8 @@
 #include <cmath>
 #include <limits>
 
-#include "apps/apps.hpp"
 #include "backend.hpp"
+#include "coop/apps/apps.hpp"
 #include "coop/graph/generate.hpp"
 
 using namespace coop;

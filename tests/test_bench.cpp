@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench/experiments.hpp"
-#include "bench/harness.hpp"
+#include "coop/bench/experiments.hpp"
+#include "coop/bench/harness.hpp"
 
 namespace fs = std::filesystem;
 using coop::bench::json;

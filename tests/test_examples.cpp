@@ -7,8 +7,8 @@
 #include <string>
 
 #include "backend.hpp"
-#include "examples/frontier_bfs.hpp"
-#include "examples/task_queue.hpp"
+#include "kernels/frontier_bfs.hpp"
+#include "kernels/task_queue.hpp"
 
 using namespace coop;
 using namespace coop::examples;

@@ -10,7 +10,7 @@
 
 #include "backend.hpp"
 #include "coop/interruptible.hpp"
-#include "examples/interruptible_kernels.hpp"
+#include "kernels/interruptible_kernels.hpp"
 
 using namespace coop;
 using coop::examples::Collatz;
@@ -25,7 +25,7 @@ struct NestedSetup {
     kernel.args = {out.data(), outer, inner, n};
   }
   void clear() { std::fill(out.begin(), out.end(), 0); }
-  SharedArray<std::uint64_t> out;
+  ManagedArray<std::uint64_t> out;
   Interruptible<NestedLoops> kernel;
 };
 
@@ -74,7 +74,7 @@ TEST(Interruptible, NestedLoopsEqualReferenceAtTimeBudgets) {
 TEST(Interruptible, CollatzDataDependentLengths) {
   auto rt = test::make_runtime(8);
   const std::uint64_t n = 3000;
-  SharedArray<std::uint32_t> steps(n);
+  ManagedArray<std::uint32_t> steps(n);
   Interruptible<Collatz> k(*rt);
   k.args = {steps.data(), 1'000'000'007ull, n, 16};
   const auto want = Collatz::reference(k.args);
@@ -95,7 +95,7 @@ TEST(Interruptible, CollatzDataDependentLengths) {
 TEST(Interruptible, RelaxationWorkgroupCheckpointsRebuildSharedMemory) {
   auto rt = test::make_runtime(8);
   const std::uint32_t blocks = 12, threads = 48;
-  SharedArray<float> out(std::size_t(blocks) * threads);
+  ManagedArray<float> out(std::size_t(blocks) * threads);
   Interruptible<Relaxation> k(*rt);
   k.args = {out.data(), 300, 10};
   const auto want = Relaxation::reference(k.args, blocks, threads);
@@ -325,7 +325,7 @@ struct RoundsRun {
     for (std::uint32_t i = 0; i < kItems; ++i) ASSERT_EQ(hits[i], rounds) << "item " << i;
   }
   static constexpr std::uint32_t kItems = 4096;
-  SharedArray<std::uint32_t> hits;
+  ManagedArray<std::uint32_t> hits;
   Job job;
 };
 
@@ -382,7 +382,7 @@ TEST(Preemption, JobWithoutResizingBarriersStillGivesCapacityUnderKernelPolicy) 
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
   rt->set_preemption(PreemptionPolicy::parse("kernel"));
-  SharedArray<std::uint32_t> stop(1, 0u);
+  ManagedArray<std::uint32_t> stop(1, 0u);
   auto job = rt->launch<test::Spinner>({.threads = 2}, {stop.data()});
   const std::uint32_t n = job.max_groups();
   large_task(*rt);  // served by kills: the job never reaches a resizing barrier

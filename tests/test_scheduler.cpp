@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "examples/task_queue.hpp"
+#include "kernels/task_queue.hpp"
 
 using namespace coop;
 using coop::test::Spinner;

@@ -128,7 +128,7 @@ struct Resizing {
 Probe run_killfork(Policy policy, std::uint32_t n, std::uint32_t threads, std::uint32_t rounds,
                    KernelTraits = {}) {
   auto rt = test::make_runtime(n);
-  Shared<Probe> probe;
+  Managed<Probe> probe;
   auto job = rt->launch<KillFork>({.max_groups = n, .threads = threads, .policy = policy},
                                   {probe.get(), rounds});
   job.wait();
@@ -179,7 +179,7 @@ TEST(Semantics, MStableWithinResizingBarrierInterval) {
   std::uint64_t resizes = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     auto rt = test::make_runtime(6);
-    Shared<Probe> probe;
+    Managed<Probe> probe;
     auto job = rt->launch<Resizing>(
         {.max_groups = 6, .threads = 4, .policy = Policy::adversarial(seed)}, {probe.get(), 30});
     job.wait();
@@ -200,7 +200,7 @@ TEST(Semantics, ShrinkOnlyAdversaryNeverGrows) {
     expect_clean(p);
     EXPECT_EQ(p.forked, 0u) << "seed " << seed;
     kills += p.kills;
-    Shared<Probe> probe;
+    Managed<Probe> probe;
     auto job =
         rt->launch<Resizing>({.max_groups = 6, .threads = 4, .policy = policy}, {probe.get(), 30});
     job.wait();
@@ -252,8 +252,8 @@ TEST(Semantics, ResizingBarrierKillsAndForksTheRightIds) {
   COOP_SKIP_UNDER_SANITIZER();
   const std::uint32_t n = 8, rounds = 8;
   auto rt = test::make_runtime(n);
-  SharedArray<std::uint32_t> seen(rounds), max_id(rounds), m_after(rounds);
-  Shared<std::uint32_t> release;
+  ManagedArray<std::uint32_t> seen(rounds), max_id(rounds), m_after(rounds);
+  Managed<std::uint32_t> release;
   auto job = rt->launch<CountAfterBarrier>(
       {.max_groups = n, .threads = 2, .policy = Policy::capped(n)},
       {rounds, seen.data(), max_id.data(), m_after.data(), release.get()});
@@ -297,8 +297,8 @@ struct BarrierMemory {
 TEST(Semantics, GlobalBarrierOrdersMemory) {
   for (Mode mode : {Mode::persistent, Mode::cooperative}) {
     auto rt = test::make_runtime(6);
-    SharedArray<std::uint64_t> data(6 * 8);
-    Shared<std::uint32_t> errors;
+    ManagedArray<std::uint64_t> data(6 * 8);
+    Managed<std::uint32_t> errors;
     auto job = rt->launch<BarrierMemory>(
         {.max_groups = 6, .threads = 8, .policy = Policy::fixed(), .mode = mode},
         {data.data(), 200, errors.get()});
@@ -312,8 +312,8 @@ TEST(Semantics, GlobalBarrierOrdersMemory) {
 // far more arrivals than 2^16 must neither carry into the neighbouring field nor miscount.
 TEST(Semantics, ArrivalCountWrapsSafely) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint64_t> data(6 * 2);
-  Shared<std::uint32_t> errors;
+  ManagedArray<std::uint64_t> data(6 * 2);
+  Managed<std::uint32_t> errors;
   const std::uint32_t rounds = test::kOnGpu ? 20000 : 8000;  // 2 x 6 arrivals a round: > 2^16
   auto job = rt->launch<BarrierMemory>({.max_groups = 6, .threads = 2},
                                        {data.data(), rounds, errors.get()});
@@ -353,8 +353,8 @@ struct QueryProbe {
 TEST(Semantics, QueryReturnsOutstandingRequest) {
   // The job fills the device (N = all that fit), so a task of 3 needs 3 of its workgroups.
   auto rt = test::make_runtime(6);
-  Shared<std::uint64_t> observed;
-  Shared<std::uint32_t> stop;
+  Managed<std::uint64_t> observed;
+  Managed<std::uint32_t> stop;
   auto job = rt->launch<QueryProbe>({.max_groups = 0, .threads = 2}, {observed.get(), stop.get()});
   ASSERT_EQ(job.active_groups(), job.max_groups());
   TaskRecord rec = rt->run(3, [&](Task& t) { EXPECT_EQ(t.groups(), 3u); });
@@ -367,7 +367,7 @@ TEST(Semantics, QueryReturnsOutstandingRequest) {
 
 TEST(Semantics, BackwardsCompatibleModeIsAPlainPersistentKernel) {
   auto rt = test::make_runtime(6);
-  Shared<Probe> probe;
+  Managed<Probe> probe;
   auto job = rt->launch<KillFork>({.max_groups = 6, .threads = 4, .mode = Mode::persistent},
                                   {probe.get(), 50});
   job.wait();
@@ -388,7 +388,7 @@ TEST(Semantics, AnyOrderKillsKeepIdsUniqueAndBounded) {
   std::uint64_t kills = 0;
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     auto rt = test::make_runtime(6);
-    Shared<Probe> probe;
+    Managed<Probe> probe;
     auto job = rt->launch<AnyOrder>(
         {.max_groups = 6, .threads = 2, .policy = Policy::adversarial(seed)}, {probe.get(), 30});
     job.wait();
@@ -430,7 +430,7 @@ struct SuspendRounds {
 TEST(Semantics, SuspendAndResumeContinueFromTheBarrier) {
   auto rt = test::make_runtime(6);
   const std::uint32_t rounds = 400;
-  SharedArray<std::uint32_t> arrived(rounds), m(rounds);
+  ManagedArray<std::uint32_t> arrived(rounds), m(rounds);
   auto job = rt->launch<SuspendRounds>({.max_groups = 4, .threads = 2},
                                        {rounds, arrived.data(), m.data()});
   for (std::uint32_t resume_with : {2u, 1u, 4u}) {

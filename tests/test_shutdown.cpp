@@ -81,7 +81,7 @@ TEST(Cancel, TwoJobsRunAtOnce) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(6);
   StallReport stall(*rt);
-  SharedArray<std::uint32_t> stop(1), rounds(1);
+  ManagedArray<std::uint32_t> stop(1), rounds(1);
   auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
   auto second = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {200, rounds.data()});
   second.wait();  // while the first still runs
@@ -93,7 +93,7 @@ TEST(Cancel, TwoJobsRunAtOnce) {
 
 TEST(Cancel, StopsAJobAtItsOfferKill) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> stop(1);
+  ManagedArray<std::uint32_t> stop(1);
   auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 2}, {stop.data()});
   std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(job.cancel());
@@ -106,7 +106,7 @@ TEST(Cancel, StopsAJobAtItsOfferKill) {
 
 TEST(Cancel, StopsAJobAtItsResizingBarrier) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> rounds(1);
+  ManagedArray<std::uint32_t> rounds(1);
   auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
   ASSERT_TRUE(eventually([&] { return atomic_ref<std::uint32_t>(rounds[0]).load() > 10; }));
   EXPECT_TRUE(job.cancel());
@@ -117,7 +117,7 @@ TEST(Cancel, StopsAJobAtItsResizingBarrier) {
 
 TEST(Cancel, ASuspendedJobEndsAtOnce) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> rounds(1);
+  ManagedArray<std::uint32_t> rounds(1);
   auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
   ASSERT_TRUE(job.suspend());
   EXPECT_TRUE(job.cancel());
@@ -129,7 +129,7 @@ TEST(Shutdown, CancelStopsRunningAndSuspendedJobs) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
   StallReport stall(*rt);
-  SharedArray<std::uint32_t> stop(1), rounds(2);
+  ManagedArray<std::uint32_t> stop(1), rounds(2);
   auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
   auto barriers =
       rt->launch<BarrierRounds>({.max_groups = 3, .threads = 2}, {kForever, &rounds[0]});
@@ -147,7 +147,7 @@ TEST(Shutdown, WaitLetsRunningJobsFinishAndCancelsSuspendedOnes) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
   StallReport stall(*rt);
-  SharedArray<std::uint32_t> stop(1), rounds(1);
+  ManagedArray<std::uint32_t> stop(1), rounds(1);
   auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
   auto parked = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {kForever, &rounds[0]});
   ASSERT_TRUE(parked.suspend());
@@ -167,7 +167,7 @@ TEST(Shutdown, WaitLetsRunningJobsFinishAndCancelsSuspendedOnes) {
 TEST(Shutdown, AJobSuspendedDuringAShutdownIsCancelled) {
   auto rt = test::make_runtime(6);
   StallReport stall(*rt);
-  SharedArray<std::uint32_t> rounds(1);
+  ManagedArray<std::uint32_t> rounds(1);
   auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
   std::thread closer([&] { rt->shutdown(Shutdown::wait); });
   std::this_thread::sleep_for(20ms);
@@ -183,7 +183,7 @@ TEST(Shutdown, AJobSuspendedDuringAShutdownIsCancelled) {
 TEST(Shutdown, WaitingRequestsFailRunningTasksFinish) {
   auto rt = test::make_runtime(6);
   StallReport stall(*rt);
-  SharedArray<std::uint32_t> stop(1);
+  ManagedArray<std::uint32_t> stop(1);
   // A fixed job never gives capacity back: a task asking for all of it can only wait.
   auto job = rt->launch<test::Spinner>({.max_groups = 0, .threads = 2, .policy = Policy::fixed()},
                                        {stop.data()});
@@ -211,7 +211,7 @@ TEST(Shutdown, WaitingRequestsFailRunningTasksFinish) {
 
 TEST(Shutdown, ARunningTaskFinishesFirst) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> stop(1);
+  ManagedArray<std::uint32_t> stop(1);
   auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 2}, {stop.data()});
   std::atomic<bool> started{false}, finished{false}, returned{false};
   std::thread task([&] {
@@ -232,7 +232,7 @@ TEST(Shutdown, ARunningTaskFinishesFirst) {
 
 TEST(Shutdown, JobHandlesOutliveTheRuntime) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> rounds(1);
+  ManagedArray<std::uint32_t> rounds(1);
   auto job = rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {200, rounds.data()});
   rt->shutdown(Shutdown::wait);
   rt.reset();
@@ -246,7 +246,7 @@ TEST(Shutdown, JobHandlesOutliveTheRuntime) {
 
 TEST(Shutdown, TheDestructorCancelsRunningJobs) {
   COOP_SKIP_UNDER_SANITIZER();
-  SharedArray<std::uint32_t> stop(1), rounds(1);
+  ManagedArray<std::uint32_t> stop(1), rounds(1);
   Job spinner, barriers;
   {
     auto rt = test::make_runtime(6);
@@ -260,7 +260,7 @@ TEST(Shutdown, TheDestructorCancelsRunningJobs) {
 
 TEST(Shutdown, ADroppedSuspendedJobGivesItsPlaceUp) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> rounds(1);
+  ManagedArray<std::uint32_t> rounds(1);
   {
     auto job =
         rt->launch<BarrierRounds>({.max_groups = 4, .threads = 2}, {kForever, rounds.data()});
@@ -301,7 +301,7 @@ class Rescue {
 TEST(Shutdown, DroppingAFinishedJobDoesNotWaitForTheOthers) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> stop(1), rounds(1);
+  ManagedArray<std::uint32_t> stop(1), rounds(1);
   auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
   Rescue rescue(stop.data());
   {
@@ -321,7 +321,7 @@ TEST(Shutdown, DroppingAFinishedJobDoesNotWaitForTheOthers) {
 TEST(Shutdown, AJobDroppedWhileRunningEndsWithoutStallingTheOthers) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> stop(1), rounds(1);
+  ManagedArray<std::uint32_t> stop(1), rounds(1);
   auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
   Rescue rescue(stop.data());
   rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {200, rounds.data()});  // dropped
@@ -339,7 +339,7 @@ TEST(Shutdown, AJobDroppedWhileRunningEndsWithoutStallingTheOthers) {
 
 TEST(Shutdown, DescribeShowsTheJobsState) {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> stop(1);
+  ManagedArray<std::uint32_t> stop(1);
   auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 2}, {stop.data()});
   const std::string d = rt->describe();
   EXPECT_NE(d.find("job 0: N 4"), std::string::npos) << d;
@@ -354,7 +354,7 @@ __global__ void write_through_null(int* p) { p[threadIdx.x] = 1; }
 // Exits 0 when the faulting task and the job it killed both reported errors.
 [[noreturn]] void fault_in_a_task() {
   auto rt = test::make_runtime(6);
-  SharedArray<std::uint32_t> stop(1);
+  ManagedArray<std::uint32_t> stop(1);
   auto job = rt->launch<test::Spinner>({.max_groups = 4, .threads = 64}, {stop.data()});
   bool task_error = false, job_error = false;
   try {

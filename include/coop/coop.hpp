@@ -2,7 +2,10 @@
 #pragma once
 
 #include "coop/atomic.hpp"
+#include "coop/errors.hpp"
+#include "coop/job.hpp"
 #include "coop/kernel.hpp"
+#include "coop/memory.hpp"
 #include "coop/policy.hpp"
 #include "coop/runtime.hpp"
 #include "coop/stats.hpp"

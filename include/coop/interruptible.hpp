@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "coop/config.hpp"
+#include "coop/errors.hpp"
 #include "coop/runtime.hpp"
 
 namespace coop {
@@ -80,11 +81,11 @@ struct InterruptOptions {
 };
 
 /// A launch() that ended before the kernel was done.
-class interrupt_error : public std::runtime_error {
+class interrupt_error : public error {
  public:
   enum class Kind : std::uint8_t { launch_limit, cancelled };
   interrupt_error(Kind k, const std::string& what, const InterruptProgress& p)
-      : std::runtime_error(what), kind_(k), progress_(p) {}
+      : error(what), kind_(k), progress_(p) {}
   Kind kind() const { return kind_; }
   /// Where the kernel stood: finished threads keep their results, the others resume later.
   const InterruptProgress& progress() const { return progress_; }

@@ -9,8 +9,9 @@
 #include <mutex>
 #include <string>
 
+#include "coop/detail/protocol.hpp"
+#include "coop/errors.hpp"
 #include "coop/policy.hpp"
-#include "coop/protocol.hpp"
 #include "coop/stats.hpp"
 
 namespace coop {

@@ -14,43 +14,43 @@ namespace coop {
 namespace detail {
 /// Zeroed memory visible to the host and the device (managed memory when a CUDA device is
 /// present); throws std::bad_alloc or std::runtime_error with the CUDA reason.
-void* shared_alloc(std::size_t bytes);
-void shared_free(void* p) noexcept;
+void* managed_alloc(std::size_t bytes);
+void managed_free(void* p) noexcept;
 /// Moves managed pages to the GPU ahead of a kernel that uses them (waits until they are
 /// there), so that timings do not include page faults. Nothing to do without a GPU.
-void shared_to_device(const void* p, std::size_t bytes);
+void managed_to_device(const void* p, std::size_t bytes);
 }  // namespace detail
 
 /// A fixed-size array of trivially copyable T in host- and device-visible memory.
 template <class T>
-class SharedArray {
-  static_assert(std::is_trivially_copyable_v<T>, "SharedArray holds trivially copyable types");
+class ManagedArray {
+  static_assert(std::is_trivially_copyable_v<T>, "ManagedArray holds trivially copyable types");
 
  public:
-  SharedArray() = default;
-  explicit SharedArray(std::size_t n) : size_(n) {
-    if (n) data_ = static_cast<T*>(detail::shared_alloc(n * sizeof(T)));
+  ManagedArray() = default;
+  explicit ManagedArray(std::size_t n) : size_(n) {
+    if (n) data_ = static_cast<T*>(detail::managed_alloc(n * sizeof(T)));
     for (std::size_t i = 0; i < n; ++i) new (data_ + i) T{};
   }
-  SharedArray(std::size_t n, const T& value) : SharedArray(n) {
+  ManagedArray(std::size_t n, const T& value) : ManagedArray(n) {
     for (std::size_t i = 0; i < n; ++i) data_[i] = value;
   }
-  explicit SharedArray(const std::vector<T>& v) : SharedArray(v.size()) {
+  explicit ManagedArray(const std::vector<T>& v) : ManagedArray(v.size()) {
     if (!v.empty()) std::memcpy(static_cast<void*>(data_), v.data(), v.size() * sizeof(T));
   }
-  SharedArray(SharedArray&& o) noexcept
+  ManagedArray(ManagedArray&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  SharedArray& operator=(SharedArray&& o) noexcept {
+  ManagedArray& operator=(ManagedArray&& o) noexcept {
     if (this != &o) {
-      detail::shared_free(data_);
+      detail::managed_free(data_);
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
     }
     return *this;
   }
-  SharedArray(const SharedArray&) = delete;
-  SharedArray& operator=(const SharedArray&) = delete;
-  ~SharedArray() { detail::shared_free(data_); }
+  ManagedArray(const ManagedArray&) = delete;
+  ManagedArray& operator=(const ManagedArray&) = delete;
+  ~ManagedArray() { detail::managed_free(data_); }
 
   T* data() { return data_; }
   const T* data() const { return data_; }
@@ -62,8 +62,8 @@ class SharedArray {
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
   std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
-  /// Migrates the array to the GPU now (no-op on the CPU backend); see detail::shared_to_device.
-  void to_device() const { detail::shared_to_device(data_, size_ * sizeof(T)); }
+  /// Migrates the array to the GPU now (no-op on the CPU backend); see detail::managed_to_device.
+  void to_device() const { detail::managed_to_device(data_, size_ * sizeof(T)); }
 
  private:
   T* data_ = nullptr;
@@ -72,17 +72,23 @@ class SharedArray {
 
 /// One T in host- and device-visible memory.
 template <class T>
-class Shared {
+class Managed {
  public:
-  Shared() : a_(1) {}
-  explicit Shared(const T& v) : a_(1, v) {}
+  Managed() : a_(1) {}
+  explicit Managed(const T& v) : a_(1, v) {}
   T* get() { return a_.data(); }
   T& operator*() { return a_[0]; }
   T* operator->() { return a_.data(); }
   const T& operator*() const { return a_[0]; }
 
  private:
-  SharedArray<T> a_;
+  ManagedArray<T> a_;
 };
+
+/// The names before 0.2 (renamed: "shared" also names workgroup-shared memory).
+template <class T>
+using SharedArray [[deprecated("renamed coop::ManagedArray")]] = ManagedArray<T>;
+template <class T>
+using Shared [[deprecated("renamed coop::Managed")]] = Managed<T>;
 
 }  // namespace coop

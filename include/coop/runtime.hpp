@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "coop/cpu/backend.hpp"
+#include "coop/detail/scheduler.hpp"
 #include "coop/job.hpp"
 #include "coop/kernel.hpp"
 #include "coop/policy.hpp"
-#include "coop/scheduler.hpp"
 #include "coop/stats.hpp"
 
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "coop/scheduler.hpp"
+#include "coop/detail/scheduler.hpp"
 
 namespace coop::detail {
 

@@ -26,7 +26,7 @@ bool have_device() {
 #endif
 }  // namespace
 
-void* shared_alloc(std::size_t bytes) {
+void* managed_alloc(std::size_t bytes) {
 #ifdef COOP_HAVE_CUDA
   if (have_device()) {
     void* p = nullptr;
@@ -44,7 +44,7 @@ void* shared_alloc(std::size_t bytes) {
   return p;
 }
 
-void shared_free(void* p) noexcept {
+void managed_free(void* p) noexcept {
   if (!p) return;
 #ifdef COOP_HAVE_CUDA
   if (have_device()) {
@@ -55,7 +55,7 @@ void shared_free(void* p) noexcept {
   std::free(p);
 }
 
-void shared_to_device(const void* p, std::size_t bytes) {
+void managed_to_device(const void* p, std::size_t bytes) {
 #ifdef COOP_HAVE_CUDA
   if (p && bytes && have_device()) {
     int dev = 0;

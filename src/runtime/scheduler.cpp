@@ -1,4 +1,4 @@
-#include "coop/scheduler.hpp"
+#include "coop/detail/scheduler.hpp"
 
 #include <cstdio>
 

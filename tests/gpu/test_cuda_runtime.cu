@@ -13,7 +13,7 @@
 
 #define COOP_TEST_CUDA 1
 #include "backend.hpp"
-#include "examples/task_queue.hpp"
+#include "kernels/task_queue.hpp"
 
 using namespace coop;
 using coop::test::Spinner;
@@ -47,12 +47,12 @@ void tasks_gather_blocks_and_the_job_regrows(std::uint32_t threads) {
   // The task kernel is loaded before the persistent kernel runs.
   cudaFuncAttributes attr{};
   ASSERT_EQ(cudaFuncGetAttributes(&attr, fill), cudaSuccess);
-  Shared<std::uint32_t> stop;
+  Managed<std::uint32_t> stop;
   auto job = rt->launch<Spinner>({.max_groups = 0, .threads = threads}, {stop.get()});
   const std::uint32_t n = job.max_groups();
   ASSERT_GT(n, 4u);
   EXPECT_EQ(job.active_groups(), n);
-  SharedArray<float> out(1 << 20);
+  ManagedArray<float> out(1 << 20);
   std::uint32_t expected_kills = 0;
   for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
     TaskRecord r = rt->run(k, [&](Task& t) {
@@ -227,7 +227,7 @@ TEST(CudaRuntime, UnreachableBarrierIsReported) {
 
 TEST(CudaRuntime, RejectsLaunchesThatCannotBeCoResident) {
   auto rt = test::make_runtime(0);
-  Shared<std::uint32_t> stop(1);
+  Managed<std::uint32_t> stop(1);
   try {
     rt->launch<Spinner>({.max_groups = 65535, .threads = 1024}, {stop.get()});
     FAIL() << "expected std::invalid_argument";

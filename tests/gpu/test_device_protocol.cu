@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "coop/protocol.hpp"
+#include "coop/detail/protocol.hpp"
 
 namespace coop_test {
 

@@ -11,8 +11,8 @@
 #include <type_traits>
 
 #include "coop/cpu/job.hpp"
+#include "coop/detail/protocol.hpp"
 #include "coop/kernel.hpp"
-#include "coop/protocol.hpp"
 
 namespace coop::cpu {
 

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "coop/cpu/fiber.hpp"
+#include "coop/detail/protocol.hpp"
+#include "coop/detail/scheduler.hpp"
 #include "coop/job.hpp"
 #include "coop/kernel.hpp"
 #include "coop/policy.hpp"
-#include "coop/protocol.hpp"
-#include "coop/scheduler.hpp"
 #include "coop/stats.hpp"
 
 namespace coop::cpu {

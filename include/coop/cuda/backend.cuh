@@ -16,8 +16,8 @@
 
 #include "coop/cuda/job.hpp"
 #include "coop/cuda/state.hpp"
+#include "coop/detail/protocol.hpp"
 #include "coop/kernel.hpp"
-#include "coop/protocol.hpp"
 
 namespace coop::cuda {
 

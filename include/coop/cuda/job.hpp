@@ -16,9 +16,9 @@
 #include "coop/cuda/buffers.hpp"
 #include "coop/cuda/device.hpp"
 #include "coop/cuda/state.hpp"
+#include "coop/detail/scheduler.hpp"
 #include "coop/job.hpp"
 #include "coop/policy.hpp"
-#include "coop/scheduler.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "coop/config.hpp"
-#include "coop/protocol.hpp"
+#include "coop/detail/protocol.hpp"
 
 namespace coop::cuda::detail {
 

@@ -1,0 +1,113 @@
+// The paper's applications behind one interface: prepare an input once, run an app in any of
+// its forms on any backend, check the result against an independent CPU reference, write it.
+// Used by `coop run`, the tests and the benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coop/apps/common.hpp"
+#include "coop/apps/game.hpp"
+#include "coop/apps/octree.hpp"
+#include "coop/graph/graph.hpp"
+#include "coop/policy.hpp"
+#include "coop/runtime.hpp"
+#include "coop/stats.hpp"
+
+namespace coop::apps {
+
+/// How an app is run.
+enum class Form : std::uint8_t {
+  cooperative,   ///< the cooperative kernel under the runtime's scheduler
+  standalone,    ///< the same kernel as a plain persistent kernel (Mode::persistent)
+  multi_launch,  ///< one launch per phase (graph apps only)
+};
+const char* form_name(Form f);
+/// "cooperative" | "standalone" | "multi-launch"; throws std::invalid_argument.
+Form parse_form(const std::string& s);
+
+/// The eight apps: bfs, l-sssp, p-sssp, color, mis, bc, octree, game.
+const std::vector<std::string>& app_names();
+bool is_graph_app(const std::string& app);
+bool has_multi_launch(const std::string& app);
+/// Throws std::invalid_argument naming the known apps.
+void check_app(const std::string& app);
+
+/// What an app runs on. Graph apps read `graph` as given (directed arcs for bfs, sssp and bc;
+/// color and mis use its symmetrised form); the derived graphs and device copies are made once.
+struct Input {
+  std::string app;
+  std::shared_ptr<const graph::Graph> graph;  ///< graph apps
+  std::uint32_t source = 0;                   ///< bfs, l-sssp, p-sssp
+  Priority priority = Priority::hashed;       ///< color, mis
+  std::uint32_t seed = 1;                     ///< color/mis ranks, octree particles
+  std::uint32_t bc_sources = 0;               ///< bc: the first K vertices (0 = all)
+  std::uint32_t particles = 1u << 20;         ///< octree
+  std::uint32_t max_leaf = 32;                ///< octree: a cell with more is split
+  std::uint32_t max_depth = 20;               ///< octree
+  std::string moves;                          ///< game: opening moves, "3,3,4" (columns 0-6)
+  std::uint32_t depth = 7;                    ///< game: look-ahead in plies
+
+  /// Checks the parameters against the graph (source in range, ...); throws
+  /// std::invalid_argument with the reason.
+  void check() const;
+  /// The graph the app's kernel reads (symmetrised for color/mis).
+  const graph::Graph& kernel_graph() const;
+
+  // Prepared on first use.
+  mutable std::shared_ptr<const graph::Graph> symmetric, transposed;
+  mutable std::shared_ptr<GraphBuffers> buffers;
+  mutable std::vector<Particle> particle_set;
+  mutable std::uint32_t particle_seed = 0;  ///< the seed particle_set was made with
+};
+
+struct RunConfig {
+  Form form = Form::cooperative;
+  Policy policy{};
+  ResizeBarrier barrier = ResizeBarrier::query;
+  std::uint32_t groups = 0;   ///< N (0 = all that can be co-resident)
+  std::uint32_t threads = 0;  ///< per workgroup (0 = 256 on the GPU, 8 on the CPU backend)
+  /// LaunchConfig::shared_carveout of the persistent forms
+  int shared_carveout = LaunchConfig{}.shared_carveout;
+  /// Called with true once the app's kernel(s) are launched (a cooperative kernel's job
+  /// admitted) and false once they are done (about the span Result::ms times, without
+  /// preparing buffers or reading results back): benchmarks keep a clock of kernel time with
+  /// it.
+  std::function<void(bool running)> on_kernel = {};
+};
+
+struct Result {
+  double ms = 0;                     ///< launch to completion (wall clock)
+  JobStats stats;                    ///< cooperative and standalone forms
+  std::uint64_t rounds = 0;          ///< multi-launch: rounds
+  std::uint64_t launches = 0;        ///< multi-launch: kernel launches
+  std::vector<std::int64_t> values;  ///< per vertex: level, distance (-1 unreachable), colour, 1/0
+  std::vector<double> centrality;    ///< bc
+  std::vector<Particle> particles;   ///< octree output order
+  std::vector<OctreeNode> nodes;     ///< octree cells
+  std::int32_t game_value = 0;
+};
+
+/// One line about a result ("reached 264346 of 264346 vertices, 617 levels").
+std::string summarize(const Input& in, const Result& r);
+
+/// Runs the app once. Throws std::invalid_argument for bad inputs and forms, coop::misuse_error
+/// or std::runtime_error when the run fails (with the reason).
+Result run(Runtime& rt, const Input& in, const RunConfig& cfg);
+
+struct Validation {
+  bool ok = false;
+  std::string detail;  ///< what was compared, or the first difference
+};
+/// Compares with the app's independent CPU reference (and checks the result's own invariants).
+Validation validate(const Input& in, const Result& r);
+
+/// One line per vertex in id order (level or distance with -1 unreachable, colour, 1/0, bc
+/// value); octree: one line per leaf "depth cx cy cz count"; game: the value.
+void write_output(std::ostream& os, const Input& in, const Result& r);
+
+}  // namespace coop::apps

@@ -1,0 +1,82 @@
+// bfs (LonestarGPU): worklist breadth-first search. Each level expands the current worklist,
+// claiming unvisited neighbours with a CAS and pushing them to the next worklist; the second
+// phase empties the old worklist. Two global barriers per level; the worklist selector, the
+// depth and the frontier size are the transmitted State.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "coop/apps/common.hpp"
+#include "kernels/frontier_bfs.hpp"
+
+namespace coop::apps {
+
+struct Bfs {
+  struct Params {
+    GraphView g;
+    std::int32_t* level;      ///< -1 = not reached
+    std::uint32_t* queue[2];  ///< worklists, n entries each
+    std::uint32_t* size;      ///< size[2]: worklist lengths
+  };
+  struct State {
+    std::uint32_t in = 0;  ///< which worklist is the frontier
+    std::int32_t depth = 0;
+    std::uint32_t frontier = 0;
+  };
+  static constexpr std::uint32_t kPhases = 2;
+
+  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
+                            std::uint64_t stride) {
+    if (k == 1) {
+      if (gid == 0) p.size[s.in] = 0;  // nobody reads the old frontier's length any more
+      return;
+    }
+    const std::uint32_t out = 1 - s.in;
+    for (std::uint64_t i = gid; i < s.frontier; i += stride) {
+      const std::uint32_t v = p.queue[s.in][i];
+      for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
+        const std::uint32_t u = p.g.col[e];
+        if (atomic_ref<std::int32_t>(p.level[u]).load(memory_order::relaxed) >= 0) continue;
+        std::int32_t unseen = -1;
+        if (atomic_ref<std::int32_t>(p.level[u]).cas(unseen, s.depth + 1, memory_order::relaxed))
+          p.queue[out][atomic_ref<std::uint32_t>(p.size[out]).fetch_add(1, memory_order::relaxed)] =
+              u;
+      }
+    }
+  }
+  COOP_HD static bool advance(const Params& p, State& s) {
+    s.in = 1 - s.in;
+    ++s.depth;
+    s.frontier = atomic_ref<std::uint32_t>(p.size[s.in]).load(memory_order::relaxed);
+    return s.frontier > 0;
+  }
+  COOP_HD static std::uint64_t items(const Params&, const State& s) { return s.frontier; }
+};
+
+/// Buffers of one bfs run.
+struct BfsRun {
+  BfsRun(const GraphBuffers& g, std::uint32_t source)
+      : level(g.view().n, -1), q0(g.view().n), q1(g.view().n), size(2) {
+    level[source] = 0;
+    q0[0] = source;
+    size[0] = 1;
+    level.to_device();
+    q0.to_device();
+    q1.to_device();
+    size.to_device();
+    params = {g.view(), level.data(), {q0.data(), q1.data()}, size.data()};
+  }
+  Bfs::State initial() const { return {0, 0, 1}; }
+  ManagedArray<std::int32_t> level;
+  ManagedArray<std::uint32_t> q0, q1, size;
+  Bfs::Params params;
+};
+
+/// Reference: sequential queue BFS (the example's); levels, -1 unreachable.
+inline std::vector<std::int64_t> reference_bfs(const graph::Graph& g, std::uint32_t source) {
+  const auto level = examples::reference_bfs(g, source);
+  return std::vector<std::int64_t>(level.begin(), level.end());
+}
+
+}  // namespace coop::apps

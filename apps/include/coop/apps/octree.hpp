@@ -1,0 +1,313 @@
+// octree (Cederman & Tsigas): octree partitioning of particles by work stealing. A task is a
+// cell with a range of particles; a workgroup counts them into the 8 octants, allocates the 8
+// children, scatters the particles (leaf children straight to the output array, the others to
+// the buffer of the next depth) and pushes the children that hold more than max_leaf particles.
+// It ends when every particle sits in a leaf. offer_kill and request_fork at the top of the
+// main loop; nothing transmitted. Leaves deeper than max_depth are not made: a cell at
+// max_depth is a leaf whatever it holds.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "coop/apps/steal.hpp"
+#include "coop/kernel.hpp"
+
+namespace coop::apps {
+
+struct Particle {
+  float x, y, z;
+  std::uint32_t id;
+};
+
+struct OctreeNode {
+  float cx, cy, cz, half;
+  std::uint32_t begin, end;  ///< particle range (in `out` once the node is a leaf)
+  std::uint32_t child;       ///< index of the first of 8 children; 0 = leaf
+  std::uint32_t depth;
+};
+
+COOP_HD inline std::uint32_t octant(const Particle& p, const OctreeNode& c) {
+  return (p.x >= c.cx ? 1u : 0u) | (p.y >= c.cy ? 2u : 0u) | (p.z >= c.cz ? 4u : 0u);
+}
+
+enum OctreeError : std::uint32_t { octree_ok = 0, octree_out_of_nodes = 1, octree_pools_full = 2 };
+
+struct Octree {
+  struct Params {
+    Particle* buf[2];  ///< by depth parity: a cell at depth d reads buf[d % 2]
+    Particle* out;
+    OctreeNode* nodes;
+    std::uint32_t* node_count;
+    std::uint32_t node_capacity;
+    std::uint32_t* placed;  ///< particles in leaves so far
+    std::uint32_t* error;
+    std::uint32_t n;
+    std::uint32_t max_leaf;
+    std::uint32_t max_depth;
+    StealPools pools;
+  };
+  struct Shared {
+    std::uint32_t count[8];
+    std::uint32_t cursor[8];
+    std::uint32_t leaf_mask;
+    std::uint32_t first;
+  };
+
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    for (;;) {
+      COOP_OFFER_KILL(ctx);
+      COOP_REQUEST_FORK(ctx);
+      {
+        const std::uint32_t task = next_task(ctx, p.pools, [&] {
+          return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
+                 atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
+        });
+        if (task == kTaskDone) break;
+        if (task == kTaskIdle) {
+          ctx.pause();
+          continue;
+        }
+        split(ctx, p, task);
+      }
+    }
+    COOP_END(ctx);
+  }
+
+  template <class Ctx>
+  COOP_HD static void split(Ctx& ctx, const Params& p, std::uint32_t task) {
+    Shared& sh = ctx.shared();
+    const OctreeNode cell = p.nodes[task];
+    const Particle* src = p.buf[cell.depth % 2];
+    const std::uint32_t lid = ctx.local_id(), threads = ctx.local_size();
+    for (std::uint32_t k = lid; k < 8; k += threads) sh.count[k] = 0;
+    ctx.barrier();
+    for (std::uint32_t i = cell.begin + lid; i < cell.end; i += threads)
+      atomic_ref<std::uint32_t>(sh.count[octant(src[i], cell)]).fetch_add(1, memory_order::relaxed);
+    ctx.barrier();
+    if (lid == 0) {
+      sh.first = atomic_ref<std::uint32_t>(*p.node_count).fetch_add(8, memory_order::relaxed);
+      sh.leaf_mask = 0;
+      if (sh.first + 8 > p.node_capacity) {
+        atomic_ref<std::uint32_t>(*p.error).store(octree_out_of_nodes);
+      } else {
+        std::uint32_t at = cell.begin;
+        const float h = cell.half / 2;
+        for (std::uint32_t k = 0; k < 8; ++k) {
+          OctreeNode c{cell.cx + (k & 1 ? h : -h),
+                       cell.cy + (k & 2 ? h : -h),
+                       cell.cz + (k & 4 ? h : -h),
+                       h,
+                       at,
+                       at + sh.count[k],
+                       0,
+                       cell.depth + 1};
+          if (sh.count[k] <= p.max_leaf || c.depth >= p.max_depth) sh.leaf_mask |= 1u << k;
+          p.nodes[sh.first + k] = c;
+          sh.cursor[k] = at;
+          at += sh.count[k];
+        }
+        p.nodes[task].child = sh.first;
+      }
+    }
+    ctx.barrier();
+    if (sh.first + 8 > p.node_capacity) return;
+    Particle* next = p.buf[(cell.depth + 1) % 2];
+    for (std::uint32_t i = cell.begin + lid; i < cell.end; i += threads) {
+      const std::uint32_t k = octant(src[i], cell);
+      const std::uint32_t at =
+          atomic_ref<std::uint32_t>(sh.cursor[k]).fetch_add(1, memory_order::relaxed);
+      ((sh.leaf_mask >> k) & 1 ? p.out : next)[at] = src[i];
+    }
+    thread_fence();  // the scattered particles before the children are published
+    ctx.barrier();
+    if (lid == 0) {
+      std::uint32_t leaves = 0;
+      for (std::uint32_t k = 0; k < 8; ++k) {
+        if ((sh.leaf_mask >> k) & 1)
+          leaves += sh.count[k];
+        else if (!p.pools.push(ctx, ctx.group_id() % p.pools.pools, sh.first + k))
+          atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
+      }
+      if (leaves) atomic_ref<std::uint32_t>(*p.placed).fetch_add(leaves);
+    }
+  }
+};
+
+/// Seeded particles in the unit cube, clustered (16 Gaussian clumps over a uniform background):
+/// uneven cell sizes, so work stealing matters.
+inline std::vector<Particle> make_particles(std::uint32_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> uni(0.0f, 1.0f);
+  std::vector<std::array<float, 4>> clumps(16);
+  for (auto& c : clumps) c = {uni(rng), uni(rng), uni(rng), 0.01f + 0.05f * uni(rng)};
+  std::vector<Particle> ps(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    float x, y, z;
+    if (i % 5 == 0) {
+      x = uni(rng), y = uni(rng), z = uni(rng);
+    } else {
+      auto& c = clumps[rng() % clumps.size()];
+      std::normal_distribution<float> g(0.0f, c[3]);
+      x = c[0] + g(rng), y = c[1] + g(rng), z = c[2] + g(rng);
+    }
+    auto clamp = [](float v) { return std::min(std::max(v, 0.0f), std::nextafter(1.0f, 0.0f)); };
+    ps[i] = {clamp(x), clamp(y), clamp(z), i};
+  }
+  return ps;
+}
+
+/// Buffers of one octree run; the root cell is the unit cube.
+struct OctreeRun {
+  OctreeRun(const std::vector<Particle>& particles, std::uint32_t pools, std::uint32_t max_leaf,
+            std::uint32_t max_depth)
+      : b0(particles),
+        b1(particles.size()),
+        out(particles.size()),
+        // Internal cells at one depth are disjoint and each holds > max_leaf particles.
+        nodes(1 + 8 * std::min<std::uint64_t>(
+                          std::uint64_t(max_depth) * (particles.size() / (max_leaf + 1) + 1),
+                          (1ull << 27))),
+        steal(pools, nodes.size() / 8 + 1) {
+    const std::uint32_t n = std::uint32_t(particles.size());
+    nodes[0] = {0.5f, 0.5f, 0.5f, 0.5f, 0, n, 0, 0};
+    *node_count = 1;
+    if (n <= max_leaf || max_depth == 0) {
+      for (std::uint32_t i = 0; i < n; ++i) out[i] = particles[i];
+      *placed = n;
+    } else {
+      steal.items[0] = 0;
+      steal.count[0] = 1;
+      steal.items.to_device();
+      steal.count.to_device();
+    }
+    for (auto* a : {&b0, &b1, &out}) a->to_device();
+    nodes.to_device();
+    params = {{b0.data(), b1.data()},
+              out.data(),
+              nodes.data(),
+              node_count.get(),
+              std::uint32_t(nodes.size()),
+              placed.get(),
+              error.get(),
+              n,
+              max_leaf,
+              max_depth,
+              steal.view()};
+  }
+  ManagedArray<Particle> b0, b1, out;
+  ManagedArray<OctreeNode> nodes;
+  Managed<std::uint32_t> node_count, placed, error;
+  StealPoolBuffers steal;
+  Octree::Params params;
+};
+
+/// Checks an octree against the rules it was built by; returns "" or the first violation.
+/// Every particle appears once in `out`; each internal node's 8 children partition its range
+/// in octant order and each particle of a child lies in that child's octant of the parent;
+/// leaves hold at most max_leaf particles unless at max_depth.
+inline std::string check_octree(const std::vector<Particle>& in, const std::vector<Particle>& out,
+                                const std::vector<OctreeNode>& nodes, std::uint32_t max_leaf,
+                                std::uint32_t max_depth) {
+  std::vector<std::uint8_t> seen(in.size(), 0);
+  for (auto& q : out) {
+    if (q.id >= in.size() || seen[q.id]) return "particle ids in the output are not a permutation";
+    seen[q.id] = 1;
+    const Particle& o = in[q.id];
+    if (o.x != q.x || o.y != q.y || o.z != q.z)
+      return "particle " + std::to_string(q.id) + " changed position";
+  }
+  // Walk from the root; every particle in a leaf checks its octant at each ancestor.
+  std::vector<std::uint32_t> stack{0}, path_of(nodes.size(), 0xffffffffu);
+  std::vector<std::uint32_t> leaf_of(in.size(), 0xffffffffu);
+  std::uint64_t leaf_particles = 0;
+  while (!stack.empty()) {
+    std::uint32_t v = stack.back();
+    stack.pop_back();
+    const OctreeNode& c = nodes[v];
+    if (c.child == 0) {
+      if (c.end - c.begin > max_leaf && c.depth < max_depth)
+        return "leaf " + std::to_string(v) + " holds " + std::to_string(c.end - c.begin) +
+               " particles above depth " + std::to_string(max_depth);
+      leaf_particles += c.end - c.begin;
+      for (std::uint32_t i = c.begin; i < c.end; ++i) leaf_of[i] = v;
+      continue;
+    }
+    if (c.child + 8 > nodes.size()) return "node " + std::to_string(v) + " has no children";
+    std::uint32_t at = c.begin;
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      const OctreeNode& ch = nodes[c.child + k];
+      if (ch.begin != at || ch.depth != c.depth + 1)
+        return "children of node " + std::to_string(v) + " do not partition its range";
+      at = ch.end;
+      path_of[c.child + k] = v;
+      stack.push_back(c.child + k);
+    }
+    if (at != c.end) return "children of node " + std::to_string(v) + " do not cover its range";
+  }
+  if (leaf_particles != in.size()) return "leaves do not hold every particle exactly once";
+  for (std::uint32_t i = 0; i < out.size(); ++i) {
+    for (std::uint32_t v = leaf_of[i]; v != 0; v = path_of[v]) {
+      const std::uint32_t parent = path_of[v];
+      if (octant(out[i], nodes[parent]) != v - nodes[parent].child)
+        return "particle " + std::to_string(out[i].id) + " is outside its cell";
+    }
+  }
+  return "";
+}
+
+/// Reference: the same rules applied sequentially. Returns the non-empty leaves as
+/// (depth, centre, count), sorted, for comparison with a parallel build.
+using LeafKey = std::tuple<std::uint32_t, float, float, float, std::uint32_t>;
+inline std::vector<LeafKey> reference_octree_leaves(std::vector<Particle> ps,
+                                                    std::uint32_t max_leaf,
+                                                    std::uint32_t max_depth) {
+  std::vector<LeafKey> leaves;
+  std::vector<OctreeNode> stack{{0.5f, 0.5f, 0.5f, 0.5f, 0, std::uint32_t(ps.size()), 0, 0}};
+  while (!stack.empty()) {
+    OctreeNode c = stack.back();
+    stack.pop_back();
+    if (c.end - c.begin <= max_leaf || c.depth >= max_depth) {
+      if (c.end > c.begin) leaves.emplace_back(c.depth, c.cx, c.cy, c.cz, c.end - c.begin);
+      continue;
+    }
+    auto first = ps.begin() + c.begin, last = ps.begin() + c.end;
+    std::stable_sort(first, last, [&](const Particle& a, const Particle& b) {
+      return octant(a, c) < octant(b, c);
+    });
+    const float h = c.half / 2;
+    std::uint32_t at = c.begin;
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      std::uint32_t end = at;
+      while (end < c.end && octant(ps[end], c) == k) ++end;
+      stack.push_back({c.cx + (k & 1 ? h : -h), c.cy + (k & 2 ? h : -h), c.cz + (k & 4 ? h : -h), h,
+                       at, end, 0, c.depth + 1});
+      at = end;
+    }
+  }
+  std::sort(leaves.begin(), leaves.end());
+  return leaves;
+}
+
+/// The non-empty leaves of a built octree, in the reference's form.
+inline std::vector<LeafKey> octree_leaves(const std::vector<OctreeNode>& nodes,
+                                          std::uint32_t count) {
+  std::vector<LeafKey> leaves;
+  for (std::uint32_t v = 0; v < count; ++v)
+    if (nodes[v].child == 0 && nodes[v].end > nodes[v].begin)
+      leaves.emplace_back(nodes[v].depth, nodes[v].cx, nodes[v].cy, nodes[v].cz,
+                          nodes[v].end - nodes[v].begin);
+  std::sort(leaves.begin(), leaves.end());
+  return leaves;
+}
+
+}  // namespace coop::apps

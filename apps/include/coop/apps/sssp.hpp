@@ -1,0 +1,165 @@
+// Single-source shortest paths, two ways (distances are 64-bit: no overflow for 32-bit weights).
+//
+// l-sssp (LonestarGPU): the bfs worklist skeleton with atomicMin relaxation (data-driven
+// Bellman-Ford). A vertex whose distance dropped is pushed once per round (a round stamp
+// dedups). Two barriers per round; worklist selector, round and frontier size transmitted.
+//
+// p-sssp (Pannotia): Bellman-Ford as repeated min-plus SpMV over the transposed graph (pull):
+// assign next = dist, relax next[v] = min over in-arcs (u,v,w) of dist[u] + w, diff
+// (dist = next, raise the flag on change). Three barriers per iteration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "coop/apps/common.hpp"
+
+namespace coop::apps {
+
+struct LSssp {
+  struct Params {
+    GraphView g;
+    std::uint64_t* dist;
+    std::uint32_t* stamp;     ///< round + 1 at which the vertex was last pushed
+    std::uint32_t* queue[2];  ///< worklists, n entries each
+    std::uint32_t* size;      ///< size[2]
+  };
+  struct State {
+    std::uint32_t in = 0;
+    std::uint32_t round = 0;
+    std::uint32_t frontier = 0;
+  };
+  static constexpr std::uint32_t kPhases = 2;
+
+  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
+                            std::uint64_t stride) {
+    if (k == 1) {
+      if (gid == 0) p.size[s.in] = 0;
+      return;
+    }
+    const std::uint32_t out = 1 - s.in;
+    for (std::uint64_t i = gid; i < s.frontier; i += stride) {
+      const std::uint32_t v = p.queue[s.in][i];
+      const std::uint64_t dv = atomic_ref<std::uint64_t>(p.dist[v]).load(memory_order::relaxed);
+      for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
+        const std::uint32_t u = p.g.col[e];
+        const std::uint64_t nd = dv + p.g.weight[e];
+        if (atomic_ref<std::uint64_t>(p.dist[u]).load(memory_order::relaxed) <= nd) continue;
+        if (atomic_ref<std::uint64_t>(p.dist[u]).fetch_min(nd, memory_order::relaxed) <= nd)
+          continue;
+        if (atomic_ref<std::uint32_t>(p.stamp[u]).exchange(s.round + 1, memory_order::relaxed) ==
+            s.round + 1)
+          continue;  // already in the next worklist
+        p.queue[out][atomic_ref<std::uint32_t>(p.size[out]).fetch_add(1, memory_order::relaxed)] =
+            u;
+      }
+    }
+  }
+  COOP_HD static bool advance(const Params& p, State& s) {
+    s.in = 1 - s.in;
+    ++s.round;
+    s.frontier = atomic_ref<std::uint32_t>(p.size[s.in]).load(memory_order::relaxed);
+    return s.frontier > 0;
+  }
+  COOP_HD static std::uint64_t items(const Params&, const State& s) { return s.frontier; }
+};
+
+struct LSsspRun {
+  LSsspRun(const GraphBuffers& g, std::uint32_t source)
+      : dist(g.view().n, kUnreachable), stamp(g.view().n), q0(g.view().n), q1(g.view().n), size(2) {
+    dist[source] = 0;
+    q0[0] = source;
+    size[0] = 1;
+    for (auto* a : {&stamp, &q0, &q1, &size}) a->to_device();
+    dist.to_device();
+    params = {g.view(), dist.data(), stamp.data(), {q0.data(), q1.data()}, size.data()};
+  }
+  LSssp::State initial() const { return {0, 0, 1}; }
+  ManagedArray<std::uint64_t> dist;
+  ManagedArray<std::uint32_t> stamp, q0, q1, size;
+  LSssp::Params params;
+};
+
+struct PSssp {
+  struct Params {
+    GraphView in;  ///< the transposed graph: in-arcs of each vertex
+    std::uint64_t* dist;
+    std::uint64_t* next;
+    std::uint32_t* flags;  ///< 3 rotating "changed" flags
+  };
+  struct State {
+    std::uint32_t round = 0;
+  };
+  static constexpr std::uint32_t kPhases = 3;
+
+  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
+                            std::uint64_t stride) {
+    const std::uint32_t n = p.in.n;
+    if (k == 0) {  // assign
+      for (std::uint64_t v = gid; v < n; v += stride) p.next[v] = p.dist[v];
+    } else if (k == 1) {  // relax (min-plus SpMV, pull)
+      for (std::uint64_t v = gid; v < n; v += stride) {
+        std::uint64_t best = p.next[v];
+        for (std::uint32_t e = p.in.row[v]; e < p.in.row[v + 1]; ++e) {
+          const std::uint64_t du = p.dist[p.in.col[e]];
+          if (du != kUnreachable && du + p.in.weight[e] < best) best = du + p.in.weight[e];
+        }
+        p.next[v] = best;
+      }
+    } else {  // diff
+      clear_next_flag(p.flags, s.round, gid);
+      bool changed = false;
+      for (std::uint64_t v = gid; v < n; v += stride)
+        if (p.next[v] != p.dist[v]) {
+          p.dist[v] = p.next[v];
+          changed = true;
+        }
+      if (changed) raise_flag(p.flags, s.round);
+    }
+  }
+  COOP_HD static bool advance(const Params& p, State& s) { return flag_raised(p.flags, s.round++); }
+  COOP_HD static std::uint64_t items(const Params& p, const State&) { return p.in.n; }
+};
+
+struct PSsspRun {
+  PSsspRun(const GraphBuffers& transposed, std::uint32_t source)
+      : dist(transposed.view().n, kUnreachable), next(transposed.view().n), flags(3) {
+    dist[source] = 0;
+    dist.to_device();
+    next.to_device();
+    flags.to_device();
+    params = {transposed.view(), dist.data(), next.data(), flags.data()};
+  }
+  PSssp::State initial() const { return {}; }
+  ManagedArray<std::uint64_t> dist, next;
+  ManagedArray<std::uint32_t> flags;
+  PSssp::Params params;
+};
+
+/// Reference: Dijkstra with a binary heap; distances (-1 unreachable).
+inline std::vector<std::int64_t> reference_sssp(const graph::Graph& g, std::uint32_t source) {
+  std::vector<std::uint64_t> d(g.n(), kUnreachable);
+  using Item = std::pair<std::uint64_t, std::uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> pq;
+  d[source] = 0;
+  pq.push({0, source});
+  while (!pq.empty()) {
+    auto [dv, v] = pq.top();
+    pq.pop();
+    if (dv != d[v]) continue;
+    for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e) {
+      std::uint64_t nd = dv + g.weight[e];
+      if (nd < d[g.col[e]]) {
+        d[g.col[e]] = nd;
+        pq.push({nd, g.col[e]});
+      }
+    }
+  }
+  std::vector<std::int64_t> out(g.n());
+  for (std::uint32_t v = 0; v < g.n(); ++v) out[v] = d[v] == kUnreachable ? -1 : std::int64_t(d[v]);
+  return out;
+}
+
+}  // namespace coop::apps

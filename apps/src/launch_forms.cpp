@@ -1,0 +1,154 @@
+// Launching the apps. Compiled by nvcc when the CUDA backend is built, so that the same kernels
+// run on the GPU (the runtime picks the backend).
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "coop/apps/apps.hpp"
+#include "coop/apps/bc.hpp"
+#include "coop/apps/bfs.hpp"
+#include "coop/apps/color.hpp"
+#include "coop/apps/mis.hpp"
+#include "coop/apps/phased.hpp"
+#include "coop/apps/sssp.hpp"
+
+namespace coop::apps {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint32_t threads_of(const Runtime& rt, const RunConfig& cfg) {
+  if (cfg.threads) return cfg.threads;
+  return rt.backend() == Backend::cuda ? 256 : 8;
+}
+
+LaunchConfig launch_config(const Runtime& rt, const RunConfig& cfg) {
+  LaunchConfig lc;
+  lc.max_groups = cfg.groups;
+  lc.threads = threads_of(rt, cfg);
+  lc.policy = cfg.policy;
+  lc.barrier = cfg.barrier;
+  lc.mode = cfg.form == Form::standalone ? Mode::persistent : Mode::cooperative;
+  lc.shared_carveout = cfg.shared_carveout;
+  return lc;
+}
+
+/// Runs kernel K (cooperative or standalone) and times it.
+template <class K>
+void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
+                const transmit_t<K>& transmit, Result& r) {
+  const LaunchConfig lc = launch_config(rt, cfg);
+  auto t0 = Clock::now();
+  Job job = rt.launch<K>(lc, params, transmit);
+  if (cfg.on_kernel) cfg.on_kernel(true);  // admitted: the scheduler knows the job from here
+  job.wait();
+  r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (cfg.on_kernel) cfg.on_kernel(false);
+  r.stats = job.stats();
+}
+
+/// Runs phased app A in the requested form.
+template <class A, class Buffers>
+void run_phased(Runtime& rt, const RunConfig& cfg, Buffers& b, Result& r) {
+  if (cfg.form != Form::multi_launch) {
+    run_kernel<Phased<A>>(rt, cfg, b.params, {b.initial(), 0}, r);
+    return;
+  }
+  const std::uint32_t threads = threads_of(rt, cfg);
+  // GPU: as many blocks as the round's work needs (up to the hardware limit); CPU: the pool's
+  // grid of at most 1024 emulated workgroups.
+  const std::uint32_t max_blocks = rt.backend() == Backend::cuda ? 0x7fffffffu : 1024u;
+  if (cfg.on_kernel) cfg.on_kernel(true);
+  auto t0 = Clock::now();
+  MultiLaunchStats st = multi_launch<A>(rt, b.params, b.initial(), threads, max_blocks);
+  r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (cfg.on_kernel) cfg.on_kernel(false);
+  r.rounds = st.rounds;
+  r.launches = st.launches;
+}
+
+template <class T>
+std::vector<std::int64_t> widen(const ManagedArray<T>& a) {
+  return std::vector<std::int64_t>(a.begin(), a.end());
+}
+
+std::vector<std::int64_t> distances(const ManagedArray<std::uint64_t>& d) {
+  std::vector<std::int64_t> out(d.size());
+  for (std::size_t v = 0; v < d.size(); ++v)
+    out[v] = d[v] == kUnreachable ? -1 : std::int64_t(d[v]);
+  return out;
+}
+
+std::uint32_t pools_for(const RunConfig& cfg) { return cfg.groups ? cfg.groups : 1024; }
+
+}  // namespace
+
+Result run(Runtime& rt, const Input& in, const RunConfig& cfg) {
+  in.check();
+  if (cfg.form == Form::multi_launch && !has_multi_launch(in.app))
+    throw std::invalid_argument(in.app + " has no multi-launch form (a work-stealing app)");
+  Result r;
+  const std::string& app = in.app;
+  if (is_graph_app(app) && !in.buffers) {
+    if (app == "p-sssp") {
+      in.transposed = std::make_shared<graph::Graph>(in.graph->transpose());
+      in.buffers = std::make_shared<GraphBuffers>(*in.transposed);
+    } else {
+      in.buffers = std::make_shared<GraphBuffers>(in.kernel_graph());
+    }
+  }
+  if (app == "bfs") {
+    BfsRun b(*in.buffers, in.source);
+    run_phased<Bfs>(rt, cfg, b, r);
+    r.values = widen(b.level);
+  } else if (app == "l-sssp") {
+    LSsspRun b(*in.buffers, in.source);
+    run_phased<LSssp>(rt, cfg, b, r);
+    r.values = distances(b.dist);
+  } else if (app == "p-sssp") {
+    PSsspRun b(*in.buffers, in.source);
+    run_phased<PSssp>(rt, cfg, b, r);
+    r.values = distances(b.dist);
+  } else if (app == "color") {
+    ColorRun b(*in.buffers, in.priority, in.seed);
+    run_phased<Color>(rt, cfg, b, r);
+    r.values = widen(b.color);
+  } else if (app == "mis") {
+    MisRun b(*in.buffers, in.priority, in.seed);
+    run_phased<Mis>(rt, cfg, b, r);
+    r.values = widen(b.state);
+  } else if (app == "bc") {
+    const std::uint32_t n = in.graph->n();
+    std::vector<std::uint32_t> sources(in.bc_sources ? std::min(in.bc_sources, n) : n);
+    for (std::uint32_t i = 0; i < sources.size(); ++i) sources[i] = i;
+    BcRun b(*in.buffers, sources);
+    run_phased<Bc>(rt, cfg, b, r);
+    r.centrality = b.bc.to_vector();
+  } else if (app == "octree") {
+    if (in.particle_set.size() != in.particles || in.particle_seed != in.seed) {
+      in.particle_set = make_particles(in.particles, in.seed);
+      in.particle_seed = in.seed;
+    }
+    OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth);
+    run_kernel<Octree>(rt, cfg, b.params, {}, r);
+    if (*b.error == octree_out_of_nodes)
+      throw std::runtime_error("octree: ran out of cell storage (" +
+                               std::to_string(b.nodes.size()) + " cells)");
+    if (*b.error == octree_pools_full)
+      throw std::runtime_error("octree: the task pools overflowed");
+    r.particles = b.out.to_vector();
+    r.nodes.assign(b.nodes.begin(), b.nodes.begin() + *b.node_count);
+  } else if (app == "game") {
+    GameRun b(connect4::parse_moves(in.moves), in.depth, pools_for(cfg));
+    run_kernel<Game>(rt, cfg, b.params, {}, r);
+    if (*b.error != game_ok)
+      throw std::runtime_error(*b.error == game_out_of_nodes ? "game: ran out of node storage"
+                                                             : "game: the task pools overflowed");
+    r.game_value = *b.root_value;
+    r.rounds = *b.node_count;
+  }
+  return r;
+}
+
+}  // namespace coop::apps

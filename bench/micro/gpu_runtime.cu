@@ -1,0 +1,484 @@
+// GPU micro-benchmarks of the CUDA runtime (issue 3): gather time vs k, regrow latency,
+// resizing barrier vs grid.sync, idle offer_kill cost, and high-priority task latency with
+// cooperation vs stream priority alone. Prints a table and writes JSON (--json FILE).
+// Every figure is a median over repetitions with its spread; ratios are against the baseline
+// measured in the same run.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <cuda/atomic>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/coop.hpp"
+#include "coop/memory.hpp"
+#include "cuda_check.hpp"
+
+namespace cg = cooperative_groups;
+using namespace coop;
+using json = nlohmann::json;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+// The kernels here only run on the GPU, but Runtime::launch also instantiates them for the CPU
+// backend: these helpers exist on both sides.
+COOP_HD std::uint64_t now_ns() {
+#if COOP_DEVICE_CODE
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return std::uint64_t(clk::now().time_since_epoch().count());
+#endif
+}
+
+// A fixed amount of dependent arithmetic per thread (no memory traffic): one "iteration".
+COOP_HD float work(float x, std::uint32_t n) {
+  for (std::uint32_t i = 0; i < n; ++i) x = x * 0.999f + 0.5f;
+  return x;
+}
+
+struct Stat {
+  double median, p99, min, max;
+  std::size_t n;
+};
+Stat stat(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double p) { return v[std::size_t(p * double(v.size() - 1) + 0.5)]; };
+  return {at(0.5), at(0.99), v.front(), v.back(), v.size()};
+}
+json to_json(const Stat& s) {
+  return {{"median", s.median}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
+}
+
+// ---------------------------------------------------------------- barrier cost
+
+struct BarrierLoop {
+  struct Params {
+    std::uint32_t rounds;
+    std::uint64_t* ns;  // [0] start, [1] end (workgroup 0)
+    bool resizing;
+  };
+  struct Transmit {
+    std::uint32_t r = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
+    for (; t.r < p.rounds; ++t.r) {
+      if (p.resizing) {
+        COOP_RESIZING_BARRIER(ctx);
+      } else {
+        ctx.global_barrier();
+      }
+    }
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[1] = now_ns();
+    COOP_END(ctx);
+  }
+};
+
+__global__ void grid_sync_loop(std::uint32_t rounds, std::uint64_t* ns) {
+  cg::grid_group g = cg::this_grid();
+  if (g.thread_rank() == 0) ns[0] = now_ns();
+  for (std::uint32_t r = 0; r < rounds; ++r) g.sync();
+  if (g.thread_rank() == 0) ns[1] = now_ns();
+}
+
+json bench_barriers(Runtime& rt, int sms, int reps) {
+  json out = json::array();
+  const std::uint32_t threads = 256, rounds = 2000;
+  // Full occupancy is the cooperative kernel's (it may hold more registers than the grid.sync
+  // loop); both run at the same width.
+  int occ_sync = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_sync, grid_sync_loop, threads, 0));
+  const int full = std::min(occ_sync, coop::cuda::occupancy<BarrierLoop>(int(threads)));
+  ManagedArray<std::uint64_t> ns(2);
+  for (int per_sm : {1, full}) {
+    const std::uint32_t blocks = std::uint32_t(sms * per_sm);
+    std::vector<double> sync_us, resize_us, global_us, plain_us, fixed_us;
+    for (int rep = 0; rep < reps; ++rep) {
+      void* args[] = {(void*)&rounds, (void*)&ns[0]};
+      std::uint64_t* nsp = ns.data();
+      args[1] = &nsp;
+      CK(cudaLaunchCooperativeKernel((void*)grid_sync_loop, blocks, threads, args, 0, nullptr));
+      CK(cudaDeviceSynchronize());
+      sync_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      for (bool resizing : {true, false}) {
+        auto job = rt.launch<BarrierLoop>({.max_groups = blocks, .threads = threads},
+                                          {rounds, ns.data(), resizing});
+        job.wait();
+        (resizing ? resize_us : global_us).push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      }
+      // Resizing barriers of a job whose scheduler never resizes (the overhead runs' setting).
+      auto fixed = rt.launch<BarrierLoop>(
+          {.max_groups = blocks, .threads = threads, .policy = Policy::fixed()},
+          {rounds, ns.data(), true});
+      fixed.wait();
+      fixed_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      // The same kernel body as a plain persistent kernel (CUDA's grid barrier): what the
+      // protocol costs beyond the barrier itself.
+      auto plain = rt.launch<BarrierLoop>(
+          {.max_groups = blocks, .threads = threads, .mode = Mode::persistent},
+          {rounds, ns.data(), true});
+      plain.wait();
+      plain_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+    }
+    Stat s = stat(sync_us), r = stat(resize_us), g = stat(global_us), pl = stat(plain_us),
+         fx = stat(fixed_us);
+    std::printf(
+        "barrier  %5u blocks (%2d/SM): grid.sync %.2f us | resizing %.2f us (%.2fx) | "
+        "resizing, fixed policy %.2f us (%.2fx) | global %.2f us (%.2fx) | same kernel, "
+        "persistent mode %.2f us (%.2fx)\n",
+        blocks, per_sm, s.median, r.median, r.median / s.median, fx.median, fx.median / s.median,
+        g.median, g.median / s.median, pl.median, pl.median / s.median);
+    out.push_back({{"blocks", blocks},
+                   {"blocks_per_sm", per_sm},
+                   {"threads", threads},
+                   {"grid_sync_us", to_json(s)},
+                   {"resizing_barrier_us", to_json(r)},
+                   {"global_barrier_us", to_json(g)},
+                   {"persistent_mode_us", to_json(pl)},
+                   {"resizing_fixed_policy_us", to_json(fx)},
+                   {"resizing_vs_grid_sync", r.median / s.median},
+                   {"global_vs_grid_sync", g.median / s.median}});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- idle offer_kill
+
+struct OfferLoop {
+  struct Params {
+    std::uint32_t iterations, work;
+    std::uint64_t* ns;
+    float* sink;
+    int mode;  // 0: work only, 1: + offer_kill, 2: + a workgroup barrier
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
+    float x = float(ctx.local_id());
+    for (std::uint32_t i = 0; i < p.iterations; ++i) {
+      x = work(x, p.work);
+      if (p.mode == 1) COOP_OFFER_KILL(ctx);
+      if (p.mode == 2) ctx.barrier();
+    }
+    if (x == 12345.f) p.sink[0] = x;
+    ctx.global_barrier();
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[1] = now_ns();
+    COOP_END(ctx);
+  }
+};
+
+json bench_offer(Runtime& rt, int reps) {
+  const std::uint32_t iterations = 2000;
+  ManagedArray<std::uint64_t> ns(2);
+  ManagedArray<float> sink(1);
+  // Calibrate `work` so that one iteration takes about 10 us.
+  std::uint32_t w = 2000;
+  for (int pass = 0; pass < 4; ++pass) {
+    auto job = rt.launch<OfferLoop>({.threads = 256}, {200, w, ns.data(), sink.data(), 0});
+    job.wait();
+    double it_us = double(ns[1] - ns[0]) / 200 / 1e3;
+    w = std::uint32_t(double(w) * 10.0 / it_us);
+  }
+  std::vector<double> us[3];
+  for (int rep = 0; rep < reps; ++rep)
+    for (int mode : {0, 1, 2}) {
+      auto job =
+          rt.launch<OfferLoop>({.threads = 256}, {iterations, w, ns.data(), sink.data(), mode});
+      job.wait();
+      us[mode].push_back(double(ns[1] - ns[0]) / iterations / 1e3);
+    }
+  Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]);
+  double overhead = (o.median - b.median) / b.median * 100;
+  double bar_overhead = (bar.median - b.median) / b.median * 100;
+  std::printf(
+      "offer_kill (idle) in a %.2f us loop: %.3f us/iteration with it (+%.2f%%, %.3f us);"
+      " one bare workgroup barrier instead: +%.2f%%\n",
+      b.median, o.median, overhead, o.median - b.median, bar_overhead);
+  return {{"iteration_us", to_json(b)},
+          {"iteration_with_offer_us", to_json(o)},
+          {"iteration_with_workgroup_barrier_us", to_json(bar)},
+          {"overhead_percent", overhead},
+          {"workgroup_barrier_overhead_percent", bar_overhead},
+          {"offer_cost_us", o.median - b.median},
+          {"work_per_iteration", w}};
+}
+
+// ---------------------------------------------------------------- gather / regrow
+
+struct Elastic {
+  struct Params {
+    std::uint32_t* stop;
+    std::uint32_t work;
+    std::uint64_t* join_latency_ns;  // per id: last (start - fork request) of a joiner
+  };
+  struct Transmit {
+    std::uint64_t requested_ns = 0;
+    std::uint32_t origin = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    float x = float(ctx.local_id());
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed)) == 0) {
+      x = work(x, p.work);
+      COOP_OFFER_KILL(ctx);
+      t.requested_ns = now_ns();
+      t.origin = ctx.group_id();
+      COOP_REQUEST_FORK(ctx);
+      if (t.origin != ctx.group_id() && ctx.local_id() == 0) {
+        p.join_latency_ns[ctx.group_id()] = now_ns() - t.requested_ns;
+        t.origin = ctx.group_id();
+      }
+    }
+    if (x == 12345.f) *p.stop = 2;
+    COOP_END(ctx);
+  }
+};
+
+json bench_gather(Runtime& rt, int reps) {
+  ManagedArray<std::uint32_t> stop(1);
+  int dev = 0;
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, dev));
+  // One iteration of about 5 us: the offer/fork interval.
+  const std::uint32_t work_per_iteration = 1000;
+  std::uint64_t* lat = nullptr;
+  CK(cudaMalloc(&lat, sizeof(std::uint64_t) * 65536));
+  auto job = rt.launch<Elastic>({.threads = 256}, {stop.data(), work_per_iteration, lat});
+  const std::uint32_t n = job.max_groups();
+  json out = json::array();
+  for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
+    std::vector<double> gather_us, regrow_us, join_us;
+    for (int rep = 0; rep < reps; ++rep) {
+      CK(cudaMemset(lat, 0, sizeof(std::uint64_t) * n));
+      TaskRecord r = rt.run(k, [](Task&) {});
+      auto t_end = clk::now();
+      while (job.active_groups() < n) {
+        if (clk::now() - t_end > std::chrono::seconds(5)) break;
+      }
+      regrow_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
+      gather_us.push_back(r.gather_ms() * 1e3);
+      // Joined blocks report fork->running; wait briefly for the last ones.
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::vector<std::uint64_t> h(n);
+      CK(cudaMemcpy(h.data(), lat, sizeof(std::uint64_t) * n, cudaMemcpyDeviceToHost));
+      std::uint64_t worst = 0;
+      for (auto v : h) worst = std::max(worst, v);
+      join_us.push_back(double(worst) / 1e3);
+    }
+    Stat g = stat(gather_us), rg = stat(regrow_us), j = stat(join_us);
+    std::printf(
+        "task k=%4u of N=%u: gather median %.1f us p99 %.1f | regrow (host sees M=N) "
+        "%.1f us | fork->all joiners running %.1f us\n",
+        k, n, g.median, g.p99, rg.median, j.median);
+    out.push_back({{"k", k},
+                   {"N", n},
+                   {"gather_us", to_json(g)},
+                   {"regrow_host_us", to_json(rg)},
+                   {"fork_to_all_running_us", to_json(j)}});
+  }
+  stop[0] = 1;
+  job.wait();
+  CK(cudaFree(lat));
+  return out;
+}
+
+// ---------------------------------------------------------------- task latency
+
+// 1024-thread blocks: they cannot be resident beside a full-occupancy persistent kernel of
+// 256-thread blocks (at most 2048 threads per SM), so without cooperation the task waits.
+__global__ void __launch_bounds__(1024) small_task(float* out) {
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+
+json bench_task_latency(Runtime& rt, int reps) {
+  cudaFuncAttributes attr{};
+  CK(cudaFuncGetAttributes(&attr, small_task));  // loaded before any persistent kernel
+  float* out = nullptr;
+  CK(cudaMalloc(&out, 64 * 1024 * sizeof(float)));
+  ManagedArray<std::uint32_t> stop(1);
+  std::uint64_t* lat = nullptr;
+  CK(cudaMalloc(&lat, sizeof(std::uint64_t) * 65536));
+  const std::uint32_t k = 16;  // blocks of 1024 threads
+  // With cooperation: the scheduler gathers the device (all but workgroup 0: a 1024-thread
+  // block needs SMs emptied of the job's blocks), the task runs, the job regrows.
+  std::vector<double> coop_us;
+  {
+    stop[0] = 0;
+    auto job = rt.launch<Elastic>({.threads = 256}, {stop.data(), 1000, lat});
+    for (int rep = 0; rep < reps; ++rep) {
+      auto t0 = clk::now();
+      rt.run_fraction(
+          1.0, [&](Task& t) { small_task<<<k, 1024, 0, t.stream()>>>(out); }, 1);
+      coop_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    stop[0] = 1;
+    job.wait();
+  }
+  // Without: the same kernel as a plain persistent kernel; the task goes straight to a
+  // high-priority stream and waits until the persistent kernel stops (after `hold_ms`).
+  std::vector<double> plain_us;
+  const double hold_ms = 50;
+  int least = 0, greatest = 0;
+  CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t hi;
+  CK(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, greatest));
+  for (int rep = 0; rep < std::min(reps, 5); ++rep) {
+    stop[0] = 0;
+    auto job =
+        rt.launch<Elastic>({.threads = 256, .mode = Mode::persistent}, {stop.data(), 1000, lat});
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(hold_ms));
+      atomic_ref<std::uint32_t>(stop[0]).store(1);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    auto t0 = clk::now();
+    small_task<<<k, 1024, 0, hi>>>(out);
+    CK(cudaStreamSynchronize(hi));
+    plain_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+    stopper.join();
+    job.wait();
+  }
+  CK(cudaStreamDestroy(hi));
+  CK(cudaFree(out));
+  CK(cudaFree(lat));
+  Stat c = stat(coop_us), p = stat(plain_us);
+  std::printf(
+      "high-priority task (%u blocks of 1024): cooperative %.1f us (p99 %.1f) vs stream priority "
+      "only %.1f us (the persistent kernel ran %.0f ms more): %.0fx faster\n",
+      k, c.median, c.p99, p.median, hold_ms, p.median / c.median);
+  return {{"task_blocks", k},
+          {"cooperative_us", to_json(c)},
+          {"stream_priority_only_us", to_json(p)},
+          {"persistent_kernel_remaining_ms", hold_ms},
+          {"speedup", p.median / c.median}};
+}
+
+// ---------------------------------------------------------------- host -> device control path
+
+// One thread echoes every value it sees in device memory back to mapped host memory.
+__global__ void echo(volatile std::uint32_t* word, std::uint32_t* host_echo, std::uint32_t rounds) {
+  for (std::uint32_t r = 1; r <= rounds; ++r) {
+    while (*word != r) {
+    }
+    ::cuda::atomic_ref<std::uint32_t, ::cuda::thread_scope_system>(*host_echo)
+        .store(r, ::cuda::std::memory_order_release);
+  }
+}
+
+using WriteValue32 = int (*)(cudaStream_t, unsigned long long, unsigned, unsigned);
+
+json bench_control(int reps) {
+  const std::uint32_t rounds = std::uint32_t(std::max(reps, 10) * 10);
+  std::uint32_t *word = nullptr, *echo_h = nullptr, *staging = nullptr;
+  CK(cudaMalloc(&word, sizeof(std::uint32_t)));
+  CK(cudaMemset(word, 0, sizeof(std::uint32_t)));
+  CK(cudaHostAlloc(&echo_h, sizeof(std::uint32_t), cudaHostAllocMapped));
+  CK(cudaHostAlloc(&staging, sizeof(std::uint32_t), cudaHostAllocDefault));
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CK(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &q));
+  auto write_value = reinterpret_cast<WriteValue32>(fn);
+  cudaStream_t side, ctl;
+  CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking));
+  json out;
+  for (int method : {0, 1}) {
+    CK(cudaMemset(word, 0, sizeof(std::uint32_t)));
+    CK(cudaDeviceSynchronize());
+    *echo_h = 0;
+    echo<<<1, 1, 0, side>>>(word, echo_h, rounds);
+    std::vector<double> rtt;
+    for (std::uint32_t r = 1; r <= rounds; ++r) {
+      auto t0 = clk::now();
+      if (method == 0) {
+        *staging = r;
+        CK(cudaMemcpyAsync(word, staging, sizeof r, cudaMemcpyHostToDevice, ctl));
+      } else if (write_value(ctl, reinterpret_cast<unsigned long long>(word), r, 0) != 0) {
+        std::fprintf(stderr, "cuStreamWriteValue32 failed\n");
+        std::exit(2);
+      }
+      while (__atomic_load_n(echo_h, __ATOMIC_ACQUIRE) != r) {
+      }
+      rtt.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+    }
+    CK(cudaStreamSynchronize(side));
+    Stat st = stat(rtt);
+    std::printf(
+        "control write -> device sees it -> host sees the echo, %s: median %.1f us (p99 "
+        "%.1f)\n",
+        method == 0 ? "cudaMemcpyAsync" : "cuStreamWriteValue32", st.median, st.p99);
+    out[method == 0 ? "memcpy_async_rtt_us" : "stream_write_value_rtt_us"] = to_json(st);
+  }
+  CK(cudaStreamDestroy(side));
+  CK(cudaStreamDestroy(ctl));
+  CK(cudaFree(word));
+  CK(cudaFreeHost(echo_h));
+  CK(cudaFreeHost(staging));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_path;
+  int reps = 30;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
+      json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
+    else {
+      std::fprintf(
+          stderr, "usage: %s [--json FILE] [--reps N] [--only barrier|offer|gather|task|control]\n",
+          argv[0]);
+      return 2;
+    }
+  }
+  RuntimeOptions o;
+  o.backend = RuntimeOptions::Select::cuda;
+  Runtime rt(o);
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::printf("coop GPU micro-benchmarks on %s (%d SMs), %s\n", prop.name, prop.multiProcessorCount,
+              date);
+  json j{{"device", prop.name},
+         {"sms", prop.multiProcessorCount},
+         {"driver", driver},
+         {"date", date},
+         {"reps", reps}};
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  j["command"] = cmd;
+  if (only.empty() || only == "barrier")
+    j["barrier"] = bench_barriers(rt, prop.multiProcessorCount, std::min(reps, 10));
+  if (only.empty() || only == "offer") j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
+  if (only.empty() || only == "gather") j["gather"] = bench_gather(rt, reps);
+  if (only.empty() || only == "task") j["task_latency"] = bench_task_latency(rt, reps);
+  if (only.empty() || only == "control") j["control_path"] = bench_control(reps);
+  if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
+  return 0;
+}

@@ -1,0 +1,201 @@
+// The host scheduler: capacity accounting between cooperative jobs and non-cooperative tasks.
+// Backend-neutral: a backend exposes each job through JobControl (its target M and the M it
+// reports); the scheduler decides who gets which capacity.
+//
+// Capacity is counted in units. On the CPU backend a unit is one workgroup slot; on a GPU it is
+// a fraction of a streaming multiprocessor, and a job's workgroup costs as many units as its
+// occupancy implies. A job occupies max(target, M) workgroups: capacity given back by lowering
+// its target is free only once the job reports that M went down, and a fork can only use
+// capacity that was free when the target was raised.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coop/detail/protocol.hpp"
+#include "coop/errors.hpp"
+#include "coop/policy.hpp"
+#include "coop/stats.hpp"
+
+namespace coop::detail {
+
+/// The scheduler's handle on one running cooperative job.
+class JobControl {
+ public:
+  virtual ~JobControl() = default;
+  /// M as far as the host knows it (the GPU reports changes with a short delay).
+  virtual std::uint32_t reported_active() const = 0;
+  /// The M the scheduler wants (kill requests above it, fork grants below it).
+  virtual void set_target(std::uint32_t target) = 0;
+
+  /// How the scheduler may take the job's capacity besides kills.
+  enum class Preemption : std::uint8_t {
+    none,     ///< kills only (or nothing, for a reserved job)
+    suspend,  ///< also the whole job at its next resizing barrier (a cooperative kernel)
+    whole,    ///< only the whole job, at its next checkpoint (an interruptible kernel)
+  };
+  virtual Preemption preemption() const { return Preemption::none; }
+  /// Asks the job to give up every workgroup at its next preemption point; the backend then
+  /// calls Scheduler::job_suspended (or job_finished if it ends first). Called with the
+  /// scheduler's lock held: it must not call back into the scheduler.
+  virtual void preempt() {}
+  /// Withdraws a preempt() the job has not acted on (the tasks that wanted it are served).
+  virtual void unpreempt() {}
+  /// Restarts a job the scheduler preempted, with `m` workgroups whose capacity is reserved for
+  /// it. Called with the scheduler's lock held, from the scheduler's restart thread.
+  virtual void restart(std::uint32_t m) { (void)m; }
+  /// Stops the job early (Job::cancel, Runtime::shutdown). Called with the scheduler's lock
+  /// held: it must not call back into the scheduler. `on_device`: the job runs (or is about to
+  /// be restarted): it must leave at its next offer_kill, resizing barrier or protocol wait and
+  /// then report job_finished as usual. Otherwise it is suspended and the scheduler has already
+  /// dropped it: it finishes as cancelled at once.
+  virtual void cancel(bool on_device) { (void)on_device; }
+  /// A line or more on the job's state for Runtime::describe (the device's view where it has
+  /// one).
+  virtual std::string describe() const { return {}; }
+};
+
+class Scheduler {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  explicit Scheduler(std::uint32_t capacity_units);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+  std::uint32_t capacity() const { return capacity_; }
+  /// Milliseconds since the scheduler was created (all records use this clock).
+  double now_ms() const;
+
+  /// Admits a job of up to N workgroups costing `cost` units each; blocks until it can start
+  /// and sets its target. Returns M0. `full_units` (at least n * cost) is what the job holds at
+  /// M = N: more when it keeps room on every SM that a workgroup's rounded cost leaves out.
+  std::uint32_t admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,
+                      std::uint32_t cost = 1, std::uint32_t full_units = 0);
+  /// The job's M changed (the backend calls this after each report).
+  void membership_changed(JobControl* job);
+  /// Every workgroup of `job` has left: its capacity comes back.
+  void job_finished(JobControl* job);
+  /// cap(M) policy: change the limit while the job runs.
+  void set_cap(JobControl* job, std::uint32_t cap);
+  /// The job suspended itself (M = 0): it holds nothing and is not grown until resumed.
+  /// `by_scheduler`: the suspension answers preempt() (or a withdrawn one), not the user: the
+  /// scheduler restarts the job when capacity frees.
+  void job_suspended(JobControl* job, bool by_scheduler = false);
+  /// Gathers capacity for a suspended job to resume with up to `m` workgroups (at least one);
+  /// blocks like admit(). Returns the M to resume with.
+  std::uint32_t resume(JobControl* job, std::uint32_t m);
+
+  /// Gathers `units` of capacity (from free capacity, unconsumed grants and kills), runs
+  /// `work`, gives the capacity back. `groups` is what the record reports as the task's size.
+  TaskRecord run_task(std::uint32_t units, std::uint32_t groups, int priority,
+                      const std::function<void()>& work);
+  std::vector<TaskRecord> task_records() const;
+  /// The most units a task asking for `wanted` units can gather now: all but workgroup 0 of
+  /// each running job that gives capacity by kills, all of a job the preemption policy would
+  /// suspend for such a request, nothing of a reserved job that cannot be preempted.
+  std::uint32_t gatherable_units(std::uint32_t wanted) const;
+  /// A task still waiting for its workgroups `seconds` after its request is reported through
+  /// `report` (once per task), and with `fail` withdrawn and failed with coop::gather_timeout;
+  /// 0 seconds: never. Jobs that hold capacity and do not give it back are named.
+  void set_gather_deadline(double seconds, bool fail,
+                           std::function<void(const std::string&)> report);
+  void set_preemption(const PreemptionPolicy& p);
+  PreemptionPolicy preemption() const;
+  /// Units a workgroup of the lowest-priority running job costs (1 when none runs).
+  std::uint32_t reference_cost() const;
+
+  /// Job::cancel: false if the job is no longer registered (it finished).
+  bool cancel(JobControl* job);
+  /// Closes the scheduler: admissions, tasks and resumptions (waiting or new) fail with
+  /// coop::runtime_closed; jobs the user suspended are cancelled, and with `cancel_jobs` every
+  /// job is. Returns once no call is inside the scheduler and every job has finished (jobs the
+  /// scheduler preempted are restarted to finish, unless cancelled).
+  void shutdown(bool cancel_jobs);
+  bool closed() const;
+  /// Capacity, running tasks, waiting requests and every job (with the backend's view).
+  std::string describe() const;
+
+ private:
+  struct JobEntry {
+    JobControl* job;
+    Policy policy;
+    int priority;
+    std::uint32_t n;
+    std::uint32_t cost;    ///< units per workgroup
+    std::uint32_t target;  ///< the M the job may hold
+    bool reserved;         ///< holds all N until it ends (adversarial, persistent)
+    bool suspended;
+    std::uint32_t cap;
+    bool reserved_at_admit = false;
+    bool preempting = false;  ///< asked to suspend for a task; its capacity is on its way back
+    bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
+    bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
+    std::uint32_t full = 0;   ///< units held at M = N (>= n * cost)
+  };
+  struct Waiter {
+    std::uint32_t need, got;  ///< units
+    int priority;
+    std::uint64_t seq;
+  };
+
+  JobEntry* find(JobControl* job);
+  std::uint32_t occupied(const JobEntry& e) const;  // units
+  /// Units a job holds at M = m (all of `full` at N).
+  static std::uint32_t units_for(const JobEntry& e, std::uint32_t m) {
+    return m >= e.n ? e.full : m * e.cost;
+  }
+  std::int64_t free_locked() const;
+  /// How many workgroups beyond the `base` just gathered a job being started can take from
+  /// free capacity, at most `most`.
+  std::uint32_t spare_groups(const JobEntry& e, std::uint32_t base, std::uint32_t most) const;
+  std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
+  void set_target(JobEntry& e, std::uint32_t t);
+  std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,
+                       bool deadline = false);
+  std::string describe_holders(const Waiter& w) const;
+  void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
+  void reclaim();   // ask jobs for the capacity that waiting tasks still miss
+  bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
+  void restart_loop();
+  void cancel_locked(std::list<JobEntry>::iterator it);
+  /// Counts a blocking call (admit, run_task, resume) for shutdown; refuses new ones once closed.
+  struct Call {
+    Scheduler& s;
+    Call(Scheduler& sched, const char* what);
+    ~Call();
+  };
+
+  const std::uint32_t capacity_;
+  const clock::time_point epoch_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint32_t tasks_held_ = 0;  ///< units held by running tasks
+  std::list<JobEntry> jobs_;
+  std::list<Waiter> waiters_;
+  std::uint64_t seq_ = 0;
+  std::vector<TaskRecord> records_;
+  PreemptionPolicy preemption_;
+  double gather_deadline_s_ = 0;
+  bool gather_deadline_fails_ = false;
+  std::function<void(const std::string&)> gather_report_;
+  struct Restart {
+    JobControl* job;
+    std::uint32_t m;
+  };
+  std::vector<Restart> restarts_;  ///< preempted jobs to restart (outside dispatch's callers)
+  bool stopping_ = false;
+  bool closed_ = false;
+  std::uint32_t calls_ = 0;  ///< blocking calls inside the scheduler (under mu_)
+  std::condition_variable restart_cv_;
+  std::thread restarter_;
+};
+
+}  // namespace coop::detail
