@@ -4,8 +4,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "backend.hpp"
 
@@ -315,26 +318,152 @@ TEST(Shutdown, DroppingAFinishedJobDoesNotWaitForTheOthers) {
   spinner.wait();
 }
 
-// A job whose handle was dropped while it ran is destroyed by the runtime when it ends (on a
-// GPU, by the thread that serves every job's events): that must not stall the service, or a
-// task waiting for the running job's workgroups would wait for ever.
-TEST(Shutdown, AJobDroppedWhileRunningEndsWithoutStallingTheOthers) {
+/// Reads `counter` until it keeps its value for `quiet`: the workgroups that bump it are gone.
+bool stays_put(std::uint32_t* counter, std::chrono::milliseconds quiet = 50ms) {
+  const std::uint32_t before = atomic_ref<std::uint32_t>(*counter).load();
+  std::this_thread::sleep_for(quiet);
+  return atomic_ref<std::uint32_t>(*counter).load() == before;
+}
+
+// Dropping the last handle of a running job cancels it and returns once its workgroups are
+// gone (the kernel must not touch buffers freed next), without stalling the jobs beside it: on
+// a GPU the service thread that serves every job's events goes on serving the others.
+TEST(Shutdown, DroppingARunningJobCancelsItAndWaitsForItsWorkgroups) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(6);
+  StallReport stall(*rt);
   ManagedArray<std::uint32_t> stop(1), rounds(1);
   auto spinner = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
   Rescue rescue(stop.data());
-  rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {200, rounds.data()});  // dropped
-  ASSERT_TRUE(eventually([&] { return atomic_ref<std::uint32_t>(rounds[0]).load() == 200; }));
-  // Until the dropped job has ended (the service lets go of it, destroying it, right after).
-  ASSERT_TRUE(eventually([&] { return rt->describe().find("job 1") == std::string::npos; }))
-      << rt->describe();
+  {
+    auto dropped =
+        rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {kForever, rounds.data()});
+    ASSERT_TRUE(eventually([&] { return atomic_ref<std::uint32_t>(rounds[0]).load() > 10; }));
+  }
+  // At once, not when the runtime ends: no workgroup of it runs, the scheduler let it go.
+  EXPECT_TRUE(stays_put(rounds.data())) << "the dropped job's workgroups still run";
+  EXPECT_LT(atomic_ref<std::uint32_t>(rounds[0]).load(), kForever);
+  EXPECT_EQ(rt->describe().find("job 1"), std::string::npos) << rt->describe();
   // The task needs one of the spinner's workgroups: its kill report goes through the service.
   rt->run(1, [](Task&) {});
   EXPECT_FALSE(rescue.disarm()) << "the task waited until the running job was stopped";
   EXPECT_FALSE(spinner.done());
   atomic_ref<std::uint32_t>(stop[0]).store(1);
   spinner.wait();
+}
+
+// A user mistake that throws while a job runs (here a task larger than the device, refused
+// before anything runs) unwinds past the job's handle: the job is cancelled, its workgroups are
+// gone before the buffers declared with it are freed, nothing hangs.
+TEST(Shutdown, UnwindingPastARunningJobCancelsIt) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(6);
+  StallReport stall(*rt);
+  auto rounds = std::make_unique<ManagedArray<std::uint32_t>>(1);
+  std::uint32_t* counter = rounds->data();
+  bool ran = false;
+  try {
+    auto job = rt->launch<BarrierRounds>({.max_groups = 2, .threads = 2}, {kForever, counter});
+    ASSERT_TRUE(eventually([&] { return atomic_ref<std::uint32_t>(*counter).load() > 10; }));
+    const std::uint32_t too_many = rt->capacity() + 1;
+    rt->run(too_many, [&](Task&) { ran = true; });
+    ADD_FAILURE() << "a task of " << too_many << " workgroups was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("but the device holds only"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(stays_put(counter)) << "the unwound job's workgroups still run";
+  rounds.reset();  // with the job gone, freeing its buffer is safe
+  EXPECT_EQ(rt->describe().find("job 0"), std::string::npos) << rt->describe();
+  EXPECT_NO_THROW(rt->run_fraction(1.0, [](Task&) {}));
+}
+
+// Impossible task sizes are refused with std::invalid_argument before anything runs: no work,
+// no record, the running job untouched.
+TEST(Shutdown, ImpossibleTaskSizesAreRefusedBeforeAnythingRuns) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(6);
+  ManagedArray<std::uint32_t> stop(1);
+  auto job = rt->launch<test::Spinner>({.max_groups = 3, .threads = 2}, {stop.data()});
+  const std::uint32_t m = job.active_groups();
+  bool ran = false;
+  auto work = [&](Task&) { ran = true; };
+  using test::expect_invalid;
+  expect_invalid([&] { rt->run(0, work); }, "a task needs at least one workgroup");
+  expect_invalid([&] { rt->run(rt->capacity() + 1, work); }, "but the device holds only");
+  expect_invalid([&] { rt->run(~0u, work); }, "but the device holds only");
+  for (double f : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()})
+    expect_invalid([&] { rt->run_fraction(f, work); }, "device fraction must be in (0, 1]");
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(rt->task_records().empty());
+  EXPECT_EQ(job.active_groups(), m) << "a refused task took workgroups from the job";
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  job.wait();
+}
+
+// A task that must wait for a reserved job (adversarial policy, or Mode::persistent: it holds
+// all N until it ends) is reported at once, once, naming the job and why.
+void expect_reserved_job_reported(const Policy& policy, Mode mode, const std::string& needle) {
+  std::mutex mu;
+  std::vector<std::string> reports;
+  RuntimeOptions o;
+  o.backend = test::kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
+  o.cpu_slots = 4;
+  o.report = [&](const std::string& what) {
+    std::lock_guard lock(mu);
+    reports.push_back(what);
+  };
+  Runtime rt(o);
+  ManagedArray<std::uint32_t> stop(1);
+  auto job = rt.launch<test::Spinner>(
+      {.max_groups = test::kOnGpu ? 0u : 4u, .threads = 2, .policy = policy, .mode = mode},
+      {stop.data()});
+  std::thread stopper([&] {
+    // The job ends once the report says the task waits for it.
+    eventually([&] {
+      std::lock_guard lock(mu);
+      return !reports.empty();
+    });
+    atomic_ref<std::uint32_t>(stop[0]).store(1);
+  });
+  rt.run(1, [](Task&) {});
+  stopper.join();
+  job.wait();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("waits until reserved jobs end: job 0"), std::string::npos)
+      << reports[0];
+  EXPECT_NE(reports[0].find(needle), std::string::npos) << reports[0];
+  EXPECT_NE(reports[0].find("holds all N workgroups until it ends"), std::string::npos)
+      << reports[0];
+}
+
+TEST(Shutdown, ATaskWaitingForAnAdversarialJobIsReported) {
+  COOP_SKIP_UNDER_SANITIZER();
+  expect_reserved_job_reported(Policy::adversarial(3), Mode::cooperative, "policy adversarial:3");
+}
+
+TEST(Shutdown, ATaskWaitingForAPersistentJobIsReported) {
+  COOP_SKIP_UNDER_SANITIZER();
+  expect_reserved_job_reported(Policy::generous(), Mode::persistent, "Mode::persistent");
+}
+
+// A task that fits beside a reserved job is not reported.
+TEST(Shutdown, ATaskBesideAReservedJobIsNotReported) {
+  bool reported = false;
+  RuntimeOptions o;
+  o.backend = test::kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
+  o.cpu_slots = 6;
+  o.report = [&](const std::string&) { reported = true; };
+  Runtime rt(o);
+  ManagedArray<std::uint32_t> stop(1);
+  auto job = rt.launch<test::Spinner>(
+      {.max_groups = 2, .threads = 2, .policy = test::adversarial(5)}, {stop.data()});
+  rt.run(1, [](Task&) {});
+  atomic_ref<std::uint32_t>(stop[0]).store(1);
+  job.wait();
+  EXPECT_FALSE(reported);
 }
 
 TEST(Shutdown, DescribeShowsTheJobsState) {

@@ -1,13 +1,8 @@
 // The handle on a launched cooperative kernel, the same for every backend.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
 
 #include "coop/detail/protocol.hpp"
 #include "coop/errors.hpp"
@@ -17,7 +12,8 @@
 namespace coop {
 
 namespace detail {
-/// What a backend's job implements behind coop::Job.
+/// What a backend's job implements behind coop::Job (coop::detail::JobState, for every
+/// backend).
 class JobImpl {
  public:
   virtual ~JobImpl() = default;
@@ -30,65 +26,35 @@ class JobImpl {
   virtual bool suspend() = 0;
   virtual std::uint32_t resume(std::uint32_t m) = 0;
   virtual bool cancel() = 0;
-};
-
-/// Sets up a new job's channel (N, seed, the protocol flags the launch asks for).
-inline void init_channel(Channel& ch, const LaunchConfig& cfg, const KernelTraits& traits,
-                         std::uint32_t n) {
-  ch.max_groups = n;
-  ch.seed = cfg.policy.seed;
-  std::uint32_t f = 0;
-  if (cfg.policy.kind == Policy::Kind::adversarial) f |= flag_adversarial;
-  if (cfg.policy.kind == Policy::Kind::adversarial && cfg.policy.shrink_only) f |= flag_no_grow;
-  if (cfg.policy.kind == Policy::Kind::fixed || cfg.mode == Mode::persistent) f |= flag_no_resize;
-  if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
-  if (traits.kill_any_order) f |= flag_any_order;
-  if (traits.allow_kill_zero) f |= flag_kill_zero;
-  ch.flags = f;
-}
-
-class Scheduler;
-class JobControl;
-
-/// A channel's event counters (kills, forks, barriers ...) into `s`.
-void take_counters(JobStats& s, const Channel& ch);
-
-/// Host-side bookkeeping every backend's job shares: finished / suspended state, the first
-/// error, statistics and the M timeline, under one mutex.
-class JobLifecycle {
- protected:
-  /// A (re)start with M0 workgroups (the first one also sets the initial statistics).
-  void record_start(std::uint32_t m0, double now_ms);
-  void record_membership(std::uint32_t m, double now_ms);
-  /// Job::suspend: `request` asks the kernel to suspend; blocks until it did or finished.
-  bool suspend_with(const std::function<void()>& request);
-  /// Throws std::logic_error unless the job is suspended (resume's precondition).
-  void require_suspended() const;
-  /// Keeps the first error.
-  void set_error(const std::string& what);
-  /// wait()'s verdict once the job finished (mu_ held): job_cancelled, misuse_error or nothing.
-  void throw_if_failed_locked() const;
-  /// A job that is not on the device and never will be again: finished as cancelled.
-  void finish_cancelled(double now_ms);
-  /// Job::set_cap and Job::cancel of every backend: nothing once the job has finished (the
-  /// runtime may be gone by then).
-  void set_cap_with(Scheduler& sched, JobControl* self, std::uint32_t cap);
-  bool cancel_with(Scheduler& sched, JobControl* self);
-
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool finished_ = false, suspended_ = false;
-  std::atomic<bool> cancelled_{false};
-  std::string error_;
-  JobStats stats_;
+  /// The last coop::Job handle is gone: cancel the job if it still runs and return once none of
+  /// its workgroups does.
+  virtual void release() noexcept = 0;
 };
 }  // namespace detail
 
-/// Handle on a launched cooperative kernel.
+/// Handle on a launched cooperative kernel. Copies share the job.
+///
+/// Dropping the last handle of a job that still runs (letting it go out of scope, or an
+/// exception unwinding past it) cancels the job, as Job::cancel does, and returns once none of
+/// its workgroups runs any more, on every backend: the kernel never touches the buffers the
+/// caller frees next. Call wait() first to let a job finish. A kernel that reaches no
+/// offer_kill, resizing barrier or protocol wait cannot be stopped early: the handle's
+/// destructor then waits for it to end, and says so through RuntimeOptions::report after 5 s.
 class Job {
  public:
   Job() = default;
-  explicit Job(std::shared_ptr<detail::JobImpl> impl) : impl_(std::move(impl)) {}
+  /// Takes the backend's job (coop's launchers call this).
+  explicit Job(std::shared_ptr<detail::JobImpl> impl) {
+    if (!impl) return;
+    detail::JobImpl* raw = impl.get();
+    // The handles share one count of their own: the backend may hold the job longer (on a GPU
+    // its service thread does), but only the handles' end means nobody wants the results.
+    impl_ = std::shared_ptr<detail::JobImpl>(raw,
+                                             [owner = std::move(impl)](detail::JobImpl* p) mutable {
+                                               p->release();
+                                               owner.reset();
+                                             });
+  }
   /// Blocks until every workgroup has returned from the kernel; throws coop::misuse_error if
   /// the job failed, std::logic_error if it is suspended (resume it first).
   void wait() { impl_->wait(); }

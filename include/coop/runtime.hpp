@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@
 
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
 #include "coop/cuda/backend.cuh"
+// Runtime::launch<K> can reach the GPU only where nvcc compiles it, so its body differs between
+// a .cu and a .cpp file. The ABI tag gives nvcc's instantiations their own symbols: one binary
+// may launch the same K from both kinds of file without the linker keeping just one body (a .cu
+// launch on a GPU would then throw "compiled by a host compiler", or the reverse).
+#define COOP_LAUNCHES_ON_GPU 1
+#define COOP_LAUNCH_ABI [[gnu::abi_tag("coop_nvcc")]]
+#else
+#define COOP_LAUNCHES_ON_GPU 0
+#define COOP_LAUNCH_ABI
 #endif
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
@@ -100,15 +110,16 @@ class Runtime {
 
   /// Launches cooperative kernel K with at most cfg.max_groups workgroups (0 = as many as can
   /// be co-resident). Returns once it runs with M0 >= 1 workgroups. On the CUDA backend the
-  /// kernel must be compiled by nvcc (this call in a .cu file).
+  /// kernel must be compiled by nvcc (this call in a .cu file). Keep the returned Job: dropping
+  /// its last handle cancels the job (see coop::Job).
   template <class K>
-  Job launch(const LaunchConfig& cfg, const params_t<K>& params,
-             const transmit_t<K>& transmit = {}) {
+  COOP_LAUNCH_ABI Job launch(const LaunchConfig& cfg, const params_t<K>& params,
+                             const transmit_t<K>& transmit = {}) {
     // Before anything is allocated: on a GPU, freeing a refused job's memory would wait for
     // the kernels still running.
     if (sched_->closed()) throw runtime_closed("cannot launch a job: the runtime has shut down");
     if (backend_ == Backend::cuda) {
-#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+#if COOP_LAUNCHES_ON_GPU
       return cuda::launch<K>(*cuda_, *sched_, cfg, params, transmit);
 #else
       throw std::logic_error(
@@ -116,11 +127,7 @@ class Runtime {
           "from a .cu file compiled by nvcc");
 #endif
     }
-    std::uint32_t n = checked_groups(cfg);
-    auto job = std::make_shared<cpu::Job<K>>(*sched_, cfg, n, cpu_options(), params);
-    std::uint32_t m0 = sched_->admit(job.get(), cfg, n);
-    job->launch(m0, transmit);
-    return Job(std::shared_ptr<detail::JobImpl>(std::move(job)));
+    return cpu::launch<K>(*sched_, cfg, cpu_options(), params, transmit);
   }
 
   /// Runs a non-cooperative task on `groups` workgroup slots (workgroups the size of the
@@ -157,7 +164,6 @@ class Runtime {
   cuda::DeviceService& cuda_device() { return *cuda_; }
 
  private:
-  std::uint32_t checked_groups(const LaunchConfig& cfg) const;
   cpu::Options cpu_options() const { return {opts_.checking, opts_.watchdog_s}; }
   TaskRecord run_units(std::uint32_t units, std::uint32_t groups,
                        const std::function<void(Task&)>& work, int priority);

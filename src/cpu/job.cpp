@@ -126,33 +126,25 @@ void WorkgroupBase::pause() {
 
 JobCore::JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const KernelTraits& traits,
                  std::uint32_t n, const Options& opts)
-    : sched_(sched),
-      cfg_(cfg),
-      traits_(traits),
-      n_(n),
+    : JobState(sched, cfg, n),
       opts_(opts),
       channel_(std::make_unique<detail::Channel>()),
       wait_(std::make_unique<WaitState[]>(n)),
       incarnation_(std::make_unique<std::atomic<std::uint64_t>[]>(n)) {
   detail::init_channel(*channel_, cfg, traits, n);
-  stats_.max_groups = n;
 }
 
 JobCore::~JobCore() {
-  // Joining here keeps the kernel's threads from outliving the job even if nobody waited.
+  // The kernel's threads never outlive the job (a handle's release() has joined them already;
+  // a job without one, whose launch failed, is joined here).
   std::vector<std::thread> threads;
-  bool registered = false;
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return live_ == 0; });
     threads.swap(threads_);
-    registered = !finished_;
   }
   for (auto& t : threads)
     if (t.joinable()) t.join();
-  // A job dropped while suspended is still registered (a finished one is not, and after a
-  // runtime shutdown every job has finished: the scheduler may be gone then).
-  if (registered) sched_.job_finished(this);
 }
 
 detail::Membership JobCore::membership() const { return detail::view_membership(*channel_); }
@@ -167,7 +159,7 @@ void JobCore::set_target(std::uint32_t target) {
 
 void JobCore::start(std::uint32_t m0) {
   detail::reset_channel(*channel_, m0);
-  record_start(m0, sched_.now_ms());
+  record_start(m0);
 }
 
 void JobCore::start_thread(std::uint32_t id, std::function<void()> body) {
@@ -192,42 +184,37 @@ void JobCore::reap_locked() {
   }
 }
 
+void JobCore::join_workgroups() {
+  std::vector<std::thread> threads;
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return live_ == 0; });
+    threads.swap(threads_);
+    exited_threads_.clear();
+  }
+  for (auto& t : threads)
+    if (t.joinable()) t.join();
+}
+
 void JobCore::group_exit(std::uint32_t id, bool finished_normally) {
   wait_[id].state.store(finished_normally ? 2 : 3);
   if (finished_normally) {
     detail::atomic<std::uint32_t>(channel_->finished).fetch_add(1);
   }
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   exited_threads_.push_back(std::this_thread::get_id());
   if (--live_ == 0) {
-    if (detail::atomic<std::uint32_t>(channel_->suspended).load() != 0 && !aborted()) {
-      // A preemption is the scheduler's business: wait() goes on waiting through it.
-      if (user_suspend_.load()) suspended_ = true;
-      sched_.job_suspended(this, !user_suspend_.load());
-    } else {
-      finished_ = true;
-      stats_.end_ms = sched_.now_ms();
-      stats_.final_groups = membership().active;
-      sched_.job_finished(this);
-    }
+    const bool suspended = detail::atomic<std::uint32_t>(channel_->suspended).load() != 0;
+    end_run(lock, suspended && !aborted(), membership().active);
   }
   cv_.notify_all();
 }
 
-void JobCore::record_membership(std::uint32_t after) {
-  JobLifecycle::record_membership(after, sched_.now_ms());
-  sched_.membership_changed(this);
+void JobCore::request_suspend(bool on) {
+  detail::atomic<std::uint32_t>(channel_->suspend).store(on ? 1 : 0);
 }
 
-detail::JobControl::Preemption JobCore::preemption() const {
-  return cfg_.mode == Mode::cooperative ? Preemption::suspend : Preemption::none;
-}
-
-void JobCore::preempt() { detail::atomic<std::uint32_t>(channel_->suspend).store(1); }
-
-void JobCore::unpreempt() { detail::atomic<std::uint32_t>(channel_->suspend).store(0); }
-
-void JobCore::restart(std::uint32_t m) {
+void JobCore::relaunch(std::uint32_t m) {
   {
     std::lock_guard lock(mu_);
     reap_locked();
@@ -236,25 +223,14 @@ void JobCore::restart(std::uint32_t m) {
   restart_groups(m);
 }
 
-bool JobCore::suspend() {
-  return suspend_with([&] {
-    user_suspend_.store(true);
-    detail::atomic<std::uint32_t>(channel_->suspend).store(1);
-  });
+void JobCore::abort_on_device() {
+  // Every workgroup unwinds at its next workgroup barrier or protocol wait.
+  aborted_.store(true);
+  detail::atomic<std::uint32_t>(channel_->abort).store(1);
+  detail::atomic<std::uint32_t>(channel_->target).store(0);
 }
 
-std::uint32_t JobCore::resume(std::uint32_t m) {
-  require_suspended();
-  user_suspend_.store(false);
-  std::uint32_t m0 = sched_.resume(this, m == 0 ? n_ : m);
-  {
-    std::lock_guard lock(mu_);
-    reap_locked();
-  }
-  start(m0);
-  restart_groups(m0);
-  return m0;
-}
+void JobCore::take_counters(JobStats& s) const { detail::take_counters(s, *channel_); }
 
 void JobCore::fail(const std::string& what) {
   set_error(what);
@@ -305,49 +281,6 @@ void JobCore::check_watchdog(std::uint32_t id, double waited_s) {
     fail(stall_report());
     throw Aborted{};
   }
-}
-
-void JobCore::wait() {
-  std::vector<std::thread> threads;
-  {
-    std::unique_lock lock(mu_);
-    if (suspended_) throw std::logic_error("wait() on a suspended job: resume it first");
-    cv_.wait(lock, [&] { return live_ == 0 && finished_; });
-    threads.swap(threads_);
-    exited_threads_.clear();
-  }
-  for (auto& t : threads)
-    if (t.joinable()) t.join();
-  std::lock_guard lock(mu_);
-  throw_if_failed_locked();
-}
-
-bool JobCore::done() const {
-  std::lock_guard lock(mu_);
-  return finished_;
-}
-
-JobStats JobCore::stats() const {
-  std::lock_guard lock(mu_);
-  JobStats s = stats_;
-  detail::take_counters(s, *channel_);
-  return s;
-}
-
-void JobCore::set_cap(std::uint32_t cap) { set_cap_with(sched_, this, cap); }
-
-bool JobCore::cancel() { return cancel_with(sched_, this); }
-
-void JobCore::cancel(bool on_device) {
-  cancelled_.store(true);
-  if (!on_device) {
-    finish_cancelled(sched_.now_ms());
-    return;
-  }
-  // Every workgroup unwinds at its next workgroup barrier or protocol wait.
-  aborted_.store(true);
-  detail::atomic<std::uint32_t>(channel_->abort).store(1);
-  detail::atomic<std::uint32_t>(channel_->target).store(0);
 }
 
 std::string JobCore::describe() const {

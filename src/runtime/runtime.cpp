@@ -111,23 +111,6 @@ std::string Runtime::device_name() const {
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }
 
-std::uint32_t Runtime::checked_groups(const LaunchConfig& cfg) const {
-  if (cfg.threads == 0 || cfg.threads > 1024)
-    throw std::invalid_argument("threads per workgroup must be in [1, 1024], got " +
-                                std::to_string(cfg.threads));
-  std::uint32_t n = cfg.max_groups ? cfg.max_groups : capacity();
-  if (n > capacity())
-    throw std::invalid_argument("max_groups " + std::to_string(n) +
-                                " exceeds the workgroups that can be resident at once (" +
-                                std::to_string(capacity()) +
-                                "): a cooperative kernel's "
-                                "workgroups must all fit");
-  if (cfg.policy.kind == Policy::Kind::cap && (cfg.policy.cap == 0 || cfg.policy.cap > n))
-    throw std::invalid_argument("cap policy needs a cap in [1, N=" + std::to_string(n) + "]");
-  check_shared_carveout(cfg.shared_carveout);
-  return n;
-}
-
 TaskRecord Runtime::run_units(std::uint32_t units, std::uint32_t groups,
                               const std::function<void(Task&)>& work, int priority) {
   CUstream_st* stream = nullptr;

@@ -136,6 +136,16 @@ std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
   auto it = waiters_.insert(waiters_.end(), Waiter{units, 0, priority, seq_++});
   dispatch();
   reclaim();
+  if (deadline && it->got < it->need && gather_report_) {
+    // A task that waits for a reserved job waits for that job's end: say so once, at once.
+    const std::string why = describe_reserved_blockers(units);
+    if (!why.empty()) {
+      auto report = gather_report_;  // not under the lock: the report may call into the runtime
+      lock.unlock();
+      report(why);
+      lock.lock();
+    }
+  }
   // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
   // sleeping thread costs.
   const auto spin_until = clock::now() + std::chrono::milliseconds(2);
@@ -180,6 +190,28 @@ std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
   return got;
 }
 
+std::string Scheduler::describe_reserved_blockers(std::uint32_t units) const {
+  std::uint64_t reserved_units = 0;
+  std::string names;
+  int i = 0;
+  for (const auto& e : jobs_) {
+    const int index = i++;
+    if (!e.reserved || e.suspended || e.cancelled || suspends_for(e, units)) continue;
+    reserved_units += occupied(e);
+    names += std::string(names.empty() ? "" : "; ") + "job " + std::to_string(index) +
+             " (N = " + std::to_string(e.n) + ", " +
+             (e.policy.kind == Policy::Kind::adversarial ? "policy " + e.policy.name()
+                                                         : std::string("Mode::persistent")) +
+             ")";
+  }
+  if (names.empty() || std::uint64_t(units) + reserved_units <= capacity_) return {};
+  return "a task asking for " + std::to_string(units) +
+         " units of capacity waits until reserved jobs end: " + names +
+         ". A reserved job (adversarial policy or Mode::persistent) holds all N workgroups until "
+         "it ends and gives none to tasks; use the generous, fixed or cap policy for a job that "
+         "tasks run beside";
+}
+
 std::string Scheduler::describe_holders(const Waiter& w) const {
   char waited[32];
   std::snprintf(waited, sizeof waited, "%g", gather_deadline_s_);
@@ -192,7 +224,7 @@ std::string Scheduler::describe_holders(const Waiter& w) const {
          " units (M = " + std::to_string(e.job->reported_active()) +
          " of N = " + std::to_string(e.n) + ", asked to shrink to " + std::to_string(e.target) +
          ")";
-    if (e.reserved) s += " and never resizes (persistent or fixed)";
+    if (e.reserved) s += " and holds all N until it ends (adversarial or persistent)";
     s += ";";
   }
   return s +
@@ -206,6 +238,15 @@ void Scheduler::set_gather_deadline(double seconds, bool fail,
   gather_deadline_s_ = seconds;
   gather_deadline_fails_ = fail;
   gather_report_ = std::move(report);
+}
+
+void Scheduler::report(const std::string& what) const {
+  std::function<void(const std::string&)> fn;
+  {
+    std::lock_guard lock(mu_);
+    fn = gather_report_;
+  }
+  if (fn) fn(what);
 }
 
 std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::uint32_t n,

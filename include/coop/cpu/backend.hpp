@@ -7,10 +7,12 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <string>
 #include <thread>
 #include <type_traits>
 
 #include "coop/cpu/job.hpp"
+#include "coop/detail/launch_checks.hpp"
 #include "coop/detail/protocol.hpp"
 #include "coop/kernel.hpp"
 
@@ -266,5 +268,19 @@ class Job : public JobCore {
   int resume_site_ = 0;
   transmit_t<K> resume_transmit_{};
 };
+
+/// Launches cooperative kernel K on the CPU backend (used by coop::Runtime::launch): checks the
+/// launch, admits the job (blocks until it can start), starts its M0 workgroups.
+template <class K>
+coop::Job launch(detail::Scheduler& sched, const LaunchConfig& cfg, const Options& opts,
+                 const params_t<K>& params, const transmit_t<K>& transmit) {
+  const std::uint32_t n = detail::checked_groups(
+      cfg, sched.capacity(),
+      "the workgroups that can be resident at once (" + std::to_string(sched.capacity()) + ")");
+  auto job = std::make_shared<Job<K>>(sched, cfg, n, opts, params);
+  const std::uint32_t m0 = sched.admit(job.get(), cfg, n);
+  job->launch(m0, transmit);
+  return coop::Job(std::move(job));
+}
 
 }  // namespace coop::cpu

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "coop/cpu/fiber.hpp"
+#include "coop/detail/job_state.hpp"
 #include "coop/detail/protocol.hpp"
 #include "coop/detail/scheduler.hpp"
-#include "coop/job.hpp"
 #include "coop/kernel.hpp"
 #include "coop/policy.hpp"
 #include "coop/stats.hpp"
@@ -67,38 +67,21 @@ class WorkgroupBase {
   std::vector<unsigned char> exited_mask_;
 };
 
-/// Job state shared by the CPU backend's template code; the scheduler's view of the job.
-class JobCore : public detail::JobControl, public detail::JobImpl, protected detail::JobLifecycle {
+/// The CPU backend's driver under the shared job core: the channel in host memory, one thread
+/// per workgroup, checking-mode state.
+class JobCore : public detail::JobState {
  public:
   JobCore(detail::Scheduler& sched, const LaunchConfig& cfg, const KernelTraits& traits,
           std::uint32_t n, const Options& opts);
   ~JobCore() override;
 
-  // JobControl
   std::uint32_t reported_active() const override;
   void set_target(std::uint32_t target) override;
-  Preemption preemption() const override;
-  void preempt() override;
-  void unpreempt() override;
-  void restart(std::uint32_t m) override;
-  void cancel(bool on_device) override;
   std::string describe() const override;
-
-  // JobImpl
-  void wait() override;
-  bool done() const override;
-  JobStats stats() const override;
-  std::uint32_t max_groups() const override { return n_; }
   detail::Membership membership() const override;
-  void set_cap(std::uint32_t cap) override;
-  bool suspend() override;
-  std::uint32_t resume(std::uint32_t m) override;
-  bool cancel() override;
 
   detail::Channel& channel() { return *channel_; }
-  std::uint32_t threads() const { return cfg_.threads; }
   const Options& options() const { return opts_; }
-  detail::Scheduler& scheduler() { return sched_; }
 
   /// Sets the channel up for M0 workgroups (after admission or resume) and records it.
   void start(std::uint32_t m0);
@@ -106,7 +89,7 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
   void start_thread(std::uint32_t id, std::function<void()> body);
   /// A workgroup's thread is done with it (killed, finished or aborted).
   void group_exit(std::uint32_t id, bool finished_normally);
-  void record_membership(std::uint32_t after);
+  using JobState::record_membership;
 
   /// First error wins; every workgroup unwinds at its next wait.
   void fail(const std::string& what);
@@ -122,19 +105,20 @@ class JobCore : public detail::JobControl, public detail::JobImpl, protected det
   /// Starts workgroups [0, m) at the resume point where the job was suspended.
   virtual void restart_groups(std::uint32_t m) = 0;
 
+  void request_suspend(bool on) override;
+  void relaunch(std::uint32_t m) override;
+  void abort_on_device() override;
+  void take_counters(JobStats& s) const override;
+  void join_workgroups() override;
+
  private:
   std::string stall_report() const;
   std::string sites_report() const;  ///< one line per workgroup that ran: where it is
   void reap_locked();
 
-  detail::Scheduler& sched_;
-  LaunchConfig cfg_;
-  KernelTraits traits_;
-  std::uint32_t n_;
   Options opts_;
   std::unique_ptr<detail::Channel> channel_;
   std::atomic<bool> aborted_{false};
-  std::atomic<bool> user_suspend_{false};  ///< the suspension under way is the user's
 
   std::uint32_t live_ = 0;
   std::vector<std::thread> threads_;

@@ -107,6 +107,8 @@ class Scheduler {
   /// 0 seconds: never. Jobs that hold capacity and do not give it back are named.
   void set_gather_deadline(double seconds, bool fail,
                            std::function<void(const std::string&)> report);
+  /// Passes `what` to the report function set_gather_deadline was given (none: nothing).
+  void report(const std::string& what) const;
   void set_preemption(const PreemptionPolicy& p);
   PreemptionPolicy preemption() const;
   /// Units a workgroup of the lowest-priority running job costs (1 when none runs).
@@ -161,6 +163,9 @@ class Scheduler {
   std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,
                        bool deadline = false);
   std::string describe_holders(const Waiter& w) const;
+  /// Why a task of `units` must wait for reserved jobs (they hold all N until they end), or
+  /// nothing when the rest of the device could serve it.
+  std::string describe_reserved_blockers(std::uint32_t units) const;
   void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
   void reclaim();   // ask jobs for the capacity that waiting tasks still miss
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
