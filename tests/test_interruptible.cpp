@@ -339,7 +339,7 @@ void large_task(Runtime& rt) {
 
 TEST(Preemption, KernelLevelSuspendsTheWholeJobAndResumesIt) {
   auto rt = test::make_runtime(8);
-  rt->set_preemption(PreemptionPolicy::parse("kernel"));
+  rt->set_preemption(PreemptionPolicy::parse("suspend"));
   // Under racecheck every round's grid barrier is slow: fewer rounds still outlast the task.
   const std::uint32_t rounds = test::kOnGpu ? (test::under_racecheck() ? 500 : 20000) : 3000;
   RoundsRun r(*rt, rounds);
@@ -353,7 +353,7 @@ TEST(Preemption, KernelLevelSuspendsTheWholeJobAndResumesIt) {
 TEST(Preemption, CooperativeGathersWithoutSuspending) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
-  rt->set_preemption(PreemptionPolicy::parse("cooperative"));
+  rt->set_preemption(PreemptionPolicy::parse("shrink"));
   const std::uint32_t rounds = test::kOnGpu ? 20000 : 3000;
   RoundsRun r(*rt, rounds);
   large_task(*rt);
@@ -381,7 +381,7 @@ TEST(Preemption, HybridGathersSmallRequestsAndSuspendsForLargeOnes) {
 TEST(Preemption, JobWithoutResizingBarriersStillGivesCapacityUnderKernelPolicy) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
-  rt->set_preemption(PreemptionPolicy::parse("kernel"));
+  rt->set_preemption(PreemptionPolicy::parse("suspend"));
   ManagedArray<std::uint32_t> stop(1, 0u);
   auto job = rt->launch<test::Spinner>({.threads = 2}, {stop.data()});
   const std::uint32_t n = job.max_groups();
@@ -397,8 +397,11 @@ TEST(Preemption, JobWithoutResizingBarriersStillGivesCapacityUnderKernelPolicy) 
 
 TEST(Preemption, PolicyParsesAndNames) {
   EXPECT_EQ(PreemptionPolicy::parse("hybrid:0.25").name(), "hybrid:0.25");
-  EXPECT_EQ(PreemptionPolicy::parse("kernel").name(), "kernel");
-  EXPECT_EQ(PreemptionPolicy::parse("cooperative").name(), "cooperative");
+  EXPECT_EQ(PreemptionPolicy::parse("suspend").name(), "suspend");
+  EXPECT_EQ(PreemptionPolicy::parse("shrink").name(), "shrink");
+  // The former names still parse.
+  EXPECT_EQ(PreemptionPolicy::parse("kernel").mode, PreemptionPolicy::Mode::suspend);
+  EXPECT_EQ(PreemptionPolicy::parse("cooperative").mode, PreemptionPolicy::Mode::shrink);
   EXPECT_THROW(PreemptionPolicy::parse("hybrid:2"), std::invalid_argument);
   EXPECT_THROW(PreemptionPolicy::parse("sometimes"), std::invalid_argument);
 }

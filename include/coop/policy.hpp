@@ -14,7 +14,10 @@ struct Policy {
   enum class Kind : std::uint8_t {
     generous,     ///< kill only when capacity is needed elsewhere, fork when it is free (default)
     fixed,        ///< never resize: M stays at its initial value
-    adversarial,  ///< a random legal choice at every kill, fork and resizing point (seeded)
+    /// A random legal choice at every kill, fork and resizing point (seeded), for testing a
+    /// kernel. The job is reserved: it holds all N workgroups from its start to its end, so
+    /// tasks that need them wait for its end (the runtime reports such a task once).
+    adversarial,
     cap,          ///< like generous, but never more than `cap` workgroups (changeable live)
   };
   Kind kind = Kind::generous;
@@ -60,25 +63,34 @@ enum class Mode : std::uint8_t {
   /// Backwards-compatible mode: the kernel as a plain persistent kernel (kill/fork are no-ops,
   /// a resizing barrier is a global barrier, M = N from the start). On the GPU it is a
   /// separate kernel whose barriers are CUDA's grid barrier (the baseline coop is measured
-  /// against; it cannot be suspended); on the CPU backend, the protocol with resizing off.
+  /// against; it cannot be suspended); on the CPU backend, the protocol with resizing off. Like
+  /// an adversarial job it is reserved: tasks that need its workgroups wait for its end.
   persistent,
 };
 
 /// How the scheduler frees capacity for a high-priority task (paper §5.5: cooperative gathering
-/// suits small requests, kernel-level preemption large ones).
+/// suits small requests, kernel-level preemption large ones). No kill takes capacity from a
+/// reserved job (Policy::Kind::adversarial, Mode::persistent): it holds all N workgroups until
+/// it ends (an adversarial cooperative job also until `suspend` or `hybrid` suspends it), and a
+/// task that needs them waits that long (reported once through RuntimeOptions::report). A
+/// fixed-policy job keeps its M.
 struct PreemptionPolicy {
   enum class Mode : std::uint8_t {
-    cooperative,  ///< kill workgroups; every job keeps its workgroup 0 running
-    kernel,       ///< suspend whole jobs at their next resizing barrier (M -> 0), then resume
-    hybrid,       ///< cooperative for requests up to `suspend_above`, kernel-level above it
+    shrink,   ///< kill workgroups; every job keeps its workgroup 0 running
+    suspend,  ///< suspend whole jobs at their next resizing barrier (M -> 0), then restart them
+    hybrid,   ///< shrink for requests up to `suspend_above` of the device, suspend above it
+    cooperative [[deprecated("PreemptionPolicy::Mode::shrink")]] = shrink,
+    kernel [[deprecated("PreemptionPolicy::Mode::suspend")]] = suspend,
   };
   Mode mode = Mode::hybrid;
   /// hybrid: the fraction of the device above which a request suspends whole jobs. The default
   /// comes from measurement (docs/interruptible.md, "Choosing the hybrid threshold").
   double suspend_above = 0.5;
 
+  /// "shrink", "suspend" or "hybrid:F".
   std::string name() const;
-  /// Parses "cooperative", "kernel", "hybrid" or "hybrid:F"; throws std::invalid_argument.
+  /// Parses "shrink", "suspend", "hybrid" or "hybrid:F" (and the former names "cooperative" for
+  /// shrink, "kernel" for suspend); throws std::invalid_argument.
   static PreemptionPolicy parse(const std::string& text);
 };
 

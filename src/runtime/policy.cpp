@@ -45,10 +45,10 @@ Policy Policy::parse(const std::string& text) {
 
 std::string PreemptionPolicy::name() const {
   switch (mode) {
-    case Mode::cooperative:
-      return "cooperative";
-    case Mode::kernel:
-      return "kernel";
+    case Mode::shrink:
+      return "shrink";
+    case Mode::suspend:
+      return "suspend";
     case Mode::hybrid:
       break;
   }
@@ -59,10 +59,10 @@ std::string PreemptionPolicy::name() const {
 
 PreemptionPolicy PreemptionPolicy::parse(const std::string& text) {
   PreemptionPolicy p;
-  if (text == "cooperative") {
-    p.mode = Mode::cooperative;
-  } else if (text == "kernel") {
-    p.mode = Mode::kernel;
+  if (text == "shrink" || text == "cooperative") {
+    p.mode = Mode::shrink;
+  } else if (text == "suspend" || text == "kernel") {
+    p.mode = Mode::suspend;
   } else if (text == "hybrid") {
     p.mode = Mode::hybrid;
   } else if (text.rfind("hybrid:", 0) == 0) {
@@ -75,7 +75,7 @@ PreemptionPolicy PreemptionPolicy::parse(const std::string& text) {
                                   "': expected a fraction in [0, 1] after 'hybrid:'");
   } else {
     throw std::invalid_argument("unknown preemption '" + text +
-                                "' (expected cooperative, kernel, hybrid or hybrid:F)");
+                                "' (expected shrink, suspend, hybrid or hybrid:F)");
   }
   return p;
 }

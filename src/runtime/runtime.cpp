@@ -11,8 +11,10 @@
 #ifdef COOP_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "coop/cuda/check.hpp"
 #include "coop/cuda/device.hpp"
-#include "coop/cuda/job.hpp"
+#include "coop/cuda/device_service.hpp"
+#include "coop/cuda/occupancy.hpp"
 #endif
 
 namespace coop {

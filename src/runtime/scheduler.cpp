@@ -56,7 +56,7 @@ bool Scheduler::suspends_for(const JobEntry& e, std::uint32_t request_units) con
     case JobControl::Preemption::whole:
       return true;
     case JobControl::Preemption::suspend:
-      return preemption_.mode == PreemptionPolicy::Mode::kernel ||
+      return preemption_.mode == PreemptionPolicy::Mode::suspend ||
              (preemption_.mode == PreemptionPolicy::Mode::hybrid &&
               double(request_units) > preemption_.suspend_above * double(capacity_));
     case JobControl::Preemption::none:

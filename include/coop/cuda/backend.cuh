@@ -495,7 +495,7 @@ coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   check(cudaSetDevice(dev.device()), "selecting the device");
   int occ = shareable_occupancy(occupancy<K>(int(cfg.threads), cfg.mode, cfg.shared_carveout),
                                 int(cfg.threads));
-  std::uint32_t n = checked_groups(dev, cfg, occ);
+  std::uint32_t n = checked_groups(dev.info(), cfg, occ);
   auto job = std::make_shared<Job<K>>(dev, sched, cfg, n, kUnitsPerSM / std::uint32_t(occ), params);
   // At M = N the job holds its SMs whole (cost is rounded down; the rest is its slack).
   const auto full =
@@ -508,7 +508,7 @@ coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
     throw;
   }
   dev.add(job);
-  return coop::Job(std::shared_ptr<coop::detail::JobImpl>(job));
+  return coop::Job(std::move(job));
 }
 
 }  // namespace coop::cuda

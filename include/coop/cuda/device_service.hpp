@@ -1,0 +1,54 @@
+// One CUDA device as the runtime drives it: its task and control streams, its buffer cache, and
+// the service thread that handles the events every running job's kernel sends (join launches,
+// membership reports, the end of a run).
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "coop/cuda/buffers.hpp"
+#include "coop/cuda/device.hpp"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace coop::cuda {
+
+class JobCore;
+
+class DeviceService {
+ public:
+  explicit DeviceService(int device);
+  ~DeviceService();
+  DeviceService(const DeviceService&) = delete;
+  DeviceService& operator=(const DeviceService&) = delete;
+
+  int device() const { return info_.index; }
+  const DeviceInfo& info() const { return info_; }
+  /// The stream tasks run on (highest priority).
+  CUstream_st* task_stream() const { return task_stream_; }
+  /// A non-blocking stream for small host -> device control copies.
+  CUstream_st* control_stream() const { return control_stream_; }
+  /// Where jobs and interruptible kernels take their buffers and give them back.
+  const std::shared_ptr<BufferCache>& buffers() const { return buffers_; }
+  /// Serves `job`'s events until its run ends (it finished or is suspended).
+  void add(std::shared_ptr<JobCore> job);
+  /// Blocks until every job has finished or is suspended (used when the runtime closes).
+  void drain();
+
+ private:
+  void loop();
+  DeviceInfo info_;
+  CUstream_st* task_stream_ = nullptr;
+  CUstream_st* control_stream_ = nullptr;
+  std::shared_ptr<BufferCache> buffers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::shared_ptr<JobCore>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace coop::cuda
