@@ -12,13 +12,13 @@ namespace coop {
 /// How the scheduler answers offer_kill / request_fork / resizing barriers of one job.
 struct Policy {
   enum class Kind : std::uint8_t {
-    generous,     ///< kill only when capacity is needed elsewhere, fork when it is free (default)
-    fixed,        ///< never resize: M stays at its initial value
+    generous,  ///< kill only when capacity is needed elsewhere, fork when it is free (default)
+    fixed,     ///< never resize: M stays at its initial value
     /// A random legal choice at every kill, fork and resizing point (seeded), for testing a
     /// kernel. The job is reserved: it holds all N workgroups from its start to its end, so
     /// tasks that need them wait for its end (the runtime reports such a task once).
     adversarial,
-    cap,          ///< like generous, but never more than `cap` workgroups (changeable live)
+    cap,  ///< like generous, but never more than `cap` workgroups (changeable live)
   };
   Kind kind = Kind::generous;
   std::uint64_t seed = 0;  ///< adversarial only

@@ -30,8 +30,7 @@ std::uint32_t checked_groups(const DeviceInfo& dev, const LaunchConfig& cfg, int
       cfg, resident,
       "the " + std::to_string(limit) + " blocks of this kernel that can be co-resident on " +
           dev.name + " at " + std::to_string(cfg.threads) + " threads (" +
-          std::to_string(occupancy) + " per SM x " + std::to_string(dev.multiprocessors) +
-          " SMs)");
+          std::to_string(occupancy) + " per SM x " + std::to_string(dev.multiprocessors) + " SMs)");
 }
 
 }  // namespace coop::cuda
