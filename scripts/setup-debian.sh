@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libgtest-dev libcli11-dev nlohmann-json3-dev libboost-graph-dev
       clang libclang-rt-14-dev  # clang + compiler-rt: libFuzzer, ASan, UBSan (scripts/fuzz.sh)
-      python3-matplotlib)       # scripts/bench_report.py (plots of coop bench results)
+      python3-matplotlib        # scripts/bench_report.py (plots of coop bench results)
+      doxygen)                  # the API reference (the docs target)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
