@@ -13,15 +13,15 @@ struct Sum {
     std::uint32_t n;
   };
   struct Transmit {  // what a workgroup joining at a resizing barrier inherits
-    std::uint32_t round = 0;
+    std::uint32_t step = 0;
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
     COOP_BEGIN(ctx);
-    for (; t.round < 4; ++t.round) {
+    for (; t.step < 4; ++t.step) {
       {
-        const std::uint64_t begin = std::uint64_t(t.round) * p.n / 4;
-        const std::uint64_t end = std::uint64_t(t.round + 1) * p.n / 4;
+        const std::uint64_t begin = std::uint64_t(t.step) * p.n / 4;
+        const std::uint64_t end = std::uint64_t(t.step + 1) * p.n / 4;
         std::uint64_t mine = 0;
         for (std::uint64_t i = begin + ctx.global_id(); i < end; i += ctx.global_size())
           mine += p.values[i];

@@ -21,20 +21,20 @@ struct RoundedDot {
     std::uint32_t n;
   };
   struct Transmit {  // a workgroup joining at the barrier continues at workgroup 0's round
-    std::uint32_t round = 0;
+    std::uint32_t step = 0;
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
     COOP_BEGIN(ctx);
-    for (; t.round < kRounds; ++t.round) {
+    for (; t.step < kRounds; ++t.step) {
       {
-        const std::uint64_t begin = std::uint64_t(t.round) * p.n / kRounds;
-        const std::uint64_t end = std::uint64_t(t.round + 1) * p.n / kRounds;
+        const std::uint64_t begin = std::uint64_t(t.step) * p.n / kRounds;
+        const std::uint64_t end = std::uint64_t(t.step + 1) * p.n / kRounds;
         std::uint64_t mine = 0;
         for (std::uint64_t i = begin + ctx.global_id(); i < end; i += ctx.global_size())
           mine += std::uint64_t(p.x[i]) * p.y[i];
         if (mine)
-          coop::atomic_ref<std::uint64_t>(p.sums[t.round])
+          coop::atomic_ref<std::uint64_t>(p.sums[t.step])
               .fetch_add(mine, coop::memory_order::relaxed);
       }
       COOP_RESIZING_BARRIER(ctx);  // the scheduler may shrink or grow the job here
