@@ -41,7 +41,7 @@ for s in "$@"; do
     runtime) step runtime 120 ./test_cuda_runtime ;;
     shutdown) step shutdown 120 ./test_shutdown_gpu ;;
     probe) step probe 120 ./coop_probe_residency --json "$logs/probe.json" ;;
-    stress) step stress 300 ./coop stress --backend cuda --json "$logs/stress.json" ;;
+    stress) step stress 300 ./coop stress --backend cuda --json-file "$logs/stress.json" ;;
     fuzz)
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
       step fuzz-all 240 ./coop fuzz-schedule --backend cuda --seeds 1000 --first 10001 --keep-going ;;

@@ -7,6 +7,8 @@ bash scripts/setup-debian.sh
 cmake --preset cpu >/dev/null
 cmake --build --preset cpu
 ctest --preset cpu
+# the API reference (Doxygen; an undocumented public name fails): build/cpu/docs/api/html
+cmake --build --preset cpu --target docs
 # install + find_package(coop) from a separate project
 rm -rf build/install build/consumer
 cmake --install build/cpu --prefix build/install >/dev/null
@@ -30,6 +32,14 @@ if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   done
   cmake --preset cuda >/dev/null
   cmake --build --preset cuda
+  # the installed CUDA build from a separate project whose .cu file launches its own kernel
+  # (examples/cuda_consumer; on the CPU backend here, on the GPU where there is one)
+  rm -rf build/install-cuda build/cuda_consumer
+  cmake --install build/cuda --prefix build/install-cuda >/dev/null
+  cmake -S examples/cuda_consumer -B build/cuda_consumer -G Ninja \
+    -DCMAKE_PREFIX_PATH="$PWD/build/install-cuda" >/dev/null
+  cmake --build build/cuda_consumer
+  ./build/cuda_consumer/cuda_consumer
   # Without a GPU the gpu-labelled tests report "Skipped"; the CPU suite runs again in this
   # build (the CUDA backend compiled in must not change it).
   ctest --preset cuda

@@ -61,7 +61,7 @@ std::string reproduce(const apps::Input& in, const apps::RunConfig& cfg, const s
          std::to_string(in.source) + " --priority " +
          (in.priority == apps::Priority::id ? "id" : "hashed") + " --seed " +
          std::to_string(in.seed) + " --bc-sources " + std::to_string(in.bc_sources);
-  else if (in.app == "octree")
+  else if (apps::find_app(in.app).id == apps::AppId::octree)
     c += " --particles " + std::to_string(in.particles) + " --max-leaf " +
          std::to_string(in.max_leaf) + " --max-depth " + std::to_string(in.max_depth) + " --seed " +
          std::to_string(in.seed);
@@ -72,15 +72,46 @@ std::string reproduce(const apps::Input& in, const apps::RunConfig& cfg, const s
          (cfg.barrier == ResizeBarrier::plain ? "plain" : "query") + " --validate";
 }
 
-const std::vector<std::string> kGraphApps{"bfs", "l-sssp", "p-sssp", "color", "mis", "bc"};
+/// The graph apps, from the table.
+std::vector<std::string> graph_apps() {
+  std::vector<std::string> names;
+  for (const apps::AppInfo& a : apps::all_apps())
+    if (a.needs_graph()) names.emplace_back(a.name);
+  return names;
+}
 
 }  // namespace
+
+TEST(Apps, TheTableListsEveryAppOnceInIdOrder) {
+  const auto table = apps::all_apps();
+  ASSERT_EQ(table.size(), 8u);
+  EXPECT_EQ(apps::app_names(), (std::vector<std::string>{"color", "mis", "p-sssp", "bfs", "l-sssp",
+                                                         "octree", "game", "bc"}));
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const apps::AppInfo& a = table[i];
+    EXPECT_EQ(std::size_t(a.id), i) << a.name;
+    EXPECT_EQ(&apps::find_app(a.name), &a);
+    EXPECT_TRUE(a.run && a.validate && a.summarize && a.write) << a.name;
+    // The phased apps are the graph apps; the work-stealing ones have no multi-launch form.
+    EXPECT_EQ(a.multi_launch, a.needs_graph()) << a.name;
+    EXPECT_EQ(apps::is_graph_app(std::string(a.name)), a.needs_graph());
+    EXPECT_TRUE(!a.needs_source || a.needs_graph()) << a.name;
+  }
+  try {
+    apps::find_app("nope");
+    ADD_FAILURE() << "an unknown app was found";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown app 'nope' (color, mis, p-sssp, bfs, l-sssp, octree, game, bc)");
+  }
+  EXPECT_THROW(apps::check_app("BFS"), std::invalid_argument);
+}
 
 TEST(Apps, EveryFormOnRealGraphs) {
   auto rt = test::make_runtime(8);
   for (const char* file : {"rome99.gr", "256_16384.gr"}) {
     auto g = load(file);
-    for (const auto& app : kGraphApps)
+    for (const auto& app : graph_apps())
       for (Form f : {Form::cooperative, Form::standalone, Form::multi_launch}) {
         apps::Input in = input_for(app, g);
         expect_valid(*rt, in, {.form = f}, file);
@@ -101,7 +132,7 @@ TEST(Apps, EveryFormOnGeneratedShapes) {
                                       "uniform:300:9000", "circuit:2000", "uniform:2000:1500"};
   for (const char* spec : specs) {
     auto g = gen(spec);
-    for (const auto& app : kGraphApps)
+    for (const auto& app : graph_apps())
       for (Form f : {Form::cooperative, Form::standalone, Form::multi_launch})
         expect_valid(*rt, input_for(app, g), {.form = f}, spec);
   }

@@ -9,6 +9,7 @@
 
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
+#include "coop/bench/percentiles.hpp"
 
 namespace fs = std::filesystem;
 using coop::bench::json;
@@ -93,6 +94,19 @@ TEST(BenchSummary, MedianAndPercentilesInterpolate) {
   EXPECT_DOUBLE_EQ(s["max"], 5);
   EXPECT_DOUBLE_EQ(s["p90"], 4.6);
   EXPECT_EQ(coop::bench::summarize({})["n"], 0);
+}
+
+TEST(BenchSummary, PercentilesInterpolateBetweenClosestRanks) {
+  const coop::bench::Percentiles p({10, 40, 20, 30});
+  EXPECT_EQ(p.n(), 4u);
+  EXPECT_DOUBLE_EQ(p.median(), 25);  // the mean of the middle two
+  EXPECT_DOUBLE_EQ(p.at(0), 10);
+  EXPECT_DOUBLE_EQ(p.at(1), 40);
+  EXPECT_DOUBLE_EQ(p.at(0.99), 39.7);
+  EXPECT_DOUBLE_EQ(p.min(), 10);
+  EXPECT_DOUBLE_EQ(p.max(), 40);
+  EXPECT_DOUBLE_EQ(coop::bench::median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(coop::bench::percentile({}, 0.5), 0);
 }
 
 TEST(BenchPlan, ThePaperConfigurationHasThePapers240MultitaskingConfigurations) {

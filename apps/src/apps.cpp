@@ -1,5 +1,6 @@
-// The host side of the apps: names, input checks, validation against the CPU references,
-// output files, and the game's rules and reference search.
+// The host side of the apps: each app's input checks, validation against its CPU reference,
+// summary line and output file (the functions its row in app_table.cpp names), and the game's
+// rules and reference search.
 #include "coop/apps/apps.hpp"
 
 #include <algorithm>
@@ -14,68 +15,34 @@
 #include "coop/apps/color.hpp"
 #include "coop/apps/mis.hpp"
 #include "coop/apps/sssp.hpp"
+#include "entry_points.hpp"
 
 namespace coop::apps {
 
-const char* form_name(Form f) {
-  switch (f) {
-    case Form::cooperative:
-      return "cooperative";
-    case Form::standalone:
-      return "standalone";
-    case Form::multi_launch:
-      break;
-  }
-  return "multi-launch";
+namespace entry {
+
+std::vector<std::uint32_t> bc_sources(const Input& in) {
+  const std::uint32_t n = in.graph->n();
+  std::vector<std::uint32_t> sources(in.bc_sources ? std::min(in.bc_sources, n) : n);
+  for (std::uint32_t i = 0; i < sources.size(); ++i) sources[i] = i;
+  return sources;
 }
 
-Form parse_form(const std::string& s) {
-  for (Form f : {Form::cooperative, Form::standalone, Form::multi_launch})
-    if (s == form_name(f)) return f;
-  throw std::invalid_argument("unknown form '" + s + "' (cooperative, standalone or multi-launch)");
+// ------------------------------------------------------------------ input checks
+
+void check_octree(const Input& in) {
+  if (in.particles == 0) throw std::invalid_argument("octree: needs at least one particle");
+  if (in.max_leaf == 0) throw std::invalid_argument("octree: the leaf size must be at least 1");
+  if (in.max_depth > 30) throw std::invalid_argument("octree: depth at most 30");
 }
 
-const std::vector<std::string>& app_names() {
-  static const std::vector<std::string> names{"color",  "mis",    "p-sssp", "bfs",
-                                              "l-sssp", "octree", "game",   "bc"};
-  return names;
+void check_game(const Input& in) {
+  connect4::parse_moves(in.moves);
+  if (in.depth < 1 || in.depth > 10)
+    throw std::invalid_argument("game: the look-ahead must be 1 to 10 plies");
 }
 
-bool is_graph_app(const std::string& app) { return app != "octree" && app != "game"; }
-bool has_multi_launch(const std::string& app) { return is_graph_app(app); }
-
-void check_app(const std::string& app) {
-  const auto& names = app_names();
-  if (std::find(names.begin(), names.end(), app) != names.end()) return;
-  std::string list;
-  for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown app '" + app + "' (" + list + ")");
-}
-
-void Input::check() const {
-  check_app(app);
-  if (is_graph_app(app)) {
-    if (!graph) throw std::invalid_argument(app + " needs a graph (--graph FILE or --gen SPEC)");
-    if (graph->n() == 0) throw std::invalid_argument(app + ": the graph has no vertices");
-    if ((app == "bfs" || app == "l-sssp" || app == "p-sssp") && source >= graph->n())
-      throw std::invalid_argument("source " + std::to_string(source) + " is not a vertex (ids 0-" +
-                                  std::to_string(graph->n() - 1) + ")");
-  } else if (app == "octree") {
-    if (particles == 0) throw std::invalid_argument("octree: needs at least one particle");
-    if (max_leaf == 0) throw std::invalid_argument("octree: the leaf size must be at least 1");
-    if (max_depth > 30) throw std::invalid_argument("octree: depth at most 30");
-  } else {
-    connect4::parse_moves(moves);
-    if (depth < 1 || depth > 10)
-      throw std::invalid_argument("game: the look-ahead must be 1 to 10 plies");
-  }
-}
-
-const graph::Graph& Input::kernel_graph() const {
-  if (app != "color" && app != "mis") return *graph;
-  if (!symmetric) symmetric = std::make_shared<graph::Graph>(graph->symmetrize());
-  return *symmetric;
-}
+// ------------------------------------------------------------------ validation
 
 namespace {
 
@@ -97,69 +64,107 @@ Validation compare(const std::vector<std::int64_t>& got, const std::vector<std::
   return {true, "equal to " + reference + " on all " + std::to_string(got.size()) + " vertices"};
 }
 
+/// The first broken property of a per-vertex decision (colour, set membership), in vertex
+/// order: a vertex left undecided, or what `vertex_violation(v)` says about vertex v ("" when
+/// none). Checked before the exact comparison, independently of the reference.
+template <class VertexViolation>
+std::string first_violation(const graph::Graph& g, const std::vector<std::int64_t>& values,
+                            VertexViolation vertex_violation) {
+  if (values.size() != g.n()) return "wrong number of values";
+  for (std::uint32_t v = 0; v < g.n(); ++v) {
+    if (values[v] < 0) return "vertex " + std::to_string(v) + " was left undecided";
+    std::string why = vertex_violation(v);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+/// Fails with `violation` when there is one; otherwise the comparison with the reference,
+/// prefixed with the property shown.
+template <class CompareWithReference>
+Validation property_then_reference(const std::string& violation, const std::string& property,
+                                   CompareWithReference compare_with_reference) {
+  if (!violation.empty()) return {false, violation};
+  Validation c = compare_with_reference();
+  if (c.ok) c.detail = property + ", " + c.detail;
+  return c;
+}
+
+std::string adjacent(std::uint32_t v, std::uint32_t u) {
+  return "adjacent vertices " + std::to_string(v) + " and " + std::to_string(u);
+}
+
 }  // namespace
 
-Validation validate(const Input& in, const Result& r) {
-  in.check();
-  const std::string& app = in.app;
-  if (app == "bfs")
-    return compare(r.values, reference_bfs(*in.graph, in.source), "level", "a sequential BFS");
-  if (app == "l-sssp" || app == "p-sssp")
-    return compare(r.values, reference_sssp(*in.graph, in.source), "distance", "Dijkstra");
-  if (app == "color" || app == "mis") {
-    const graph::Graph& g = in.kernel_graph();
-    if (r.values.size() != g.n()) return {false, "wrong number of values"};
-    // The result's own property first (independent of the reference), then the exact match.
-    for (std::uint32_t v = 0; v < g.n(); ++v) {
-      if (r.values[v] < 0) return {false, "vertex " + std::to_string(v) + " was left undecided"};
-      bool blocked = false;
-      for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e) {
-        const std::uint32_t u = g.col[e];
-        if (app == "color" && r.values[u] == r.values[v])
-          return {false, "adjacent vertices " + std::to_string(v) + " and " + std::to_string(u) +
-                             " share colour " + std::to_string(r.values[v])};
-        if (app == "mis" && r.values[v] == 1 && r.values[u] == 1)
-          return {false, "adjacent vertices " + std::to_string(v) + " and " + std::to_string(u) +
-                             " are both in the set"};
-        blocked = blocked || r.values[u] == 1;
-      }
-      if (app == "mis" && r.values[v] == 0 && !blocked)
-        return {false, "vertex " + std::to_string(v) + " could join the set (not maximal)"};
+Validation validate_bfs(const Input& in, const Result& r) {
+  return compare(r.values, reference_bfs(*in.graph, in.source), "level", "a sequential BFS");
+}
+
+Validation validate_sssp(const Input& in, const Result& r) {
+  return compare(r.values, reference_sssp(*in.graph, in.source), "distance", "Dijkstra");
+}
+
+Validation validate_color(const Input& in, const Result& r) {
+  const graph::Graph& g = in.kernel_graph();
+  const std::string why = first_violation(g, r.values, [&](std::uint32_t v) -> std::string {
+    for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e)
+      if (r.values[g.col[e]] == r.values[v])
+        return adjacent(v, g.col[e]) + " share colour " + std::to_string(r.values[v]);
+    return "";
+  });
+  return property_then_reference(why, "a proper colouring", [&] {
+    return compare(r.values, reference_color(g, in.priority, in.seed), "colour",
+                   "the sequential Jones-Plassmann colouring");
+  });
+}
+
+Validation validate_mis(const Input& in, const Result& r) {
+  const graph::Graph& g = in.kernel_graph();
+  const std::string why = first_violation(g, r.values, [&](std::uint32_t v) -> std::string {
+    bool blocked = false;
+    for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e) {
+      const std::uint32_t u = g.col[e];
+      if (r.values[v] == 1 && r.values[u] == 1) return adjacent(v, u) + " are both in the set";
+      blocked = blocked || r.values[u] == 1;
     }
-    Validation c = app == "color" ? compare(r.values, reference_color(g, in.priority, in.seed),
-                                            "colour", "the sequential Jones-Plassmann colouring")
-                                  : compare(r.values, reference_mis(g, in.priority, in.seed),
-                                            "membership", "the greedy MIS in rank order");
-    if (c.ok)
-      c.detail = (app == "color" ? "a proper colouring, " : "independent and maximal, ") + c.detail;
-    return c;
-  }
-  if (app == "bc") {
-    const std::uint32_t n = in.graph->n();
-    std::vector<std::uint32_t> sources(in.bc_sources ? std::min(in.bc_sources, n) : n);
-    for (std::uint32_t i = 0; i < sources.size(); ++i) sources[i] = i;
-    std::vector<double> want = reference_bc(*in.graph, sources);
-    if (r.centrality.size() != want.size()) return {false, "wrong number of values"};
-    for (std::uint32_t v = 0; v < n; ++v)
-      if (std::abs(r.centrality[v] - want[v]) > 1e-9 * std::max(1.0, std::abs(want[v])))
-        return {false, "bc of vertex " + std::to_string(v) + " is " +
-                           std::to_string(r.centrality[v]) + ", Brandes says " +
-                           std::to_string(want[v])};
-    return {true, "equal to Brandes' algorithm (relative 1e-9) on all " + std::to_string(n) +
-                      " vertices over " + std::to_string(sources.size()) + " sources"};
-  }
-  if (app == "octree") {
-    std::string why =
-        check_octree(in.particle_set, r.particles, r.nodes, in.max_leaf, in.max_depth);
-    if (!why.empty()) return {false, why};
-    auto want = reference_octree_leaves(in.particle_set, in.max_leaf, in.max_depth);
-    auto got = octree_leaves(r.nodes, std::uint32_t(r.nodes.size()));
-    if (got != want)
-      return {false, "the leaves differ from the sequential build (" + std::to_string(got.size()) +
-                         " vs " + std::to_string(want.size()) + " non-empty leaves)"};
-    return {true, "a valid octree; its " + std::to_string(got.size()) +
-                      " non-empty leaves equal the sequential build's"};
-  }
+    if (r.values[v] == 0 && !blocked)
+      return "vertex " + std::to_string(v) + " could join the set (not maximal)";
+    return "";
+  });
+  return property_then_reference(why, "independent and maximal", [&] {
+    return compare(r.values, reference_mis(g, in.priority, in.seed), "membership",
+                   "the greedy MIS in rank order");
+  });
+}
+
+Validation validate_bc(const Input& in, const Result& r) {
+  const std::uint32_t n = in.graph->n();
+  const std::vector<std::uint32_t> sources = bc_sources(in);
+  std::vector<double> want = reference_bc(*in.graph, sources);
+  if (r.centrality.size() != want.size()) return {false, "wrong number of values"};
+  for (std::uint32_t v = 0; v < n; ++v)
+    if (std::abs(r.centrality[v] - want[v]) > 1e-9 * std::max(1.0, std::abs(want[v])))
+      return {false, "bc of vertex " + std::to_string(v) + " is " +
+                         std::to_string(r.centrality[v]) + ", Brandes says " +
+                         std::to_string(want[v])};
+  return {true, "equal to Brandes' algorithm (relative 1e-9) on all " + std::to_string(n) +
+                    " vertices over " + std::to_string(sources.size()) + " sources"};
+}
+
+Validation validate_octree(const Input& in, const Result& r) {
+  std::string why =
+      apps::check_octree(in.particle_set, r.particles, r.nodes, in.max_leaf, in.max_depth);
+  if (!why.empty()) return {false, why};
+  auto want = reference_octree_leaves(in.particle_set, in.max_leaf, in.max_depth);
+  auto got = octree_leaves(r.nodes, std::uint32_t(r.nodes.size()));
+  if (got != want)
+    return {false, "the leaves differ from the sequential build (" + std::to_string(got.size()) +
+                       " vs " + std::to_string(want.size()) + " non-empty leaves)"};
+  return {true, "a valid octree; its " + std::to_string(got.size()) +
+                    " non-empty leaves equal the sequential build's"};
+}
+
+Validation validate_game(const Input& in, const Result& r) {
   const std::int32_t want = reference_game(connect4::parse_moves(in.moves), in.depth);
   if (r.game_value != want)
     return {false, "value " + std::to_string(r.game_value) + ", alpha-beta search says " +
@@ -167,57 +172,78 @@ Validation validate(const Input& in, const Result& r) {
   return {true, "value equals a sequential alpha-beta search"};
 }
 
-std::string summarize(const Input& in, const Result& r) {
-  std::ostringstream os;
-  const std::string& app = in.app;
-  if (app == "bfs" || app == "l-sssp" || app == "p-sssp") {
-    std::size_t reached = 0;
-    std::int64_t far = 0;
-    for (auto v : r.values)
-      if (v >= 0) ++reached, far = std::max(far, v);
-    os << "reached " << reached << " of " << r.values.size() << " vertices, "
-       << (app == "bfs" ? "deepest level " : "largest distance ") << far;
-  } else if (app == "color") {
-    std::int64_t colours = 0;
-    for (auto v : r.values) colours = std::max(colours, v + 1);
-    os << colours << " colours on " << r.values.size() << " vertices";
-  } else if (app == "mis") {
-    os << std::count(r.values.begin(), r.values.end(), 1) << " of " << r.values.size()
-       << " vertices in the set";
-  } else if (app == "bc") {
-    auto it = std::max_element(r.centrality.begin(), r.centrality.end());
-    os << "largest bc " << (it == r.centrality.end() ? 0.0 : *it) << " at vertex "
-       << (it - r.centrality.begin());
-  } else if (app == "octree") {
-    std::size_t leaves = 0;
-    std::uint32_t deepest = 0;
-    for (auto& c : r.nodes)
-      if (c.child == 0) ++leaves, deepest = std::max(deepest, c.depth);
-    os << r.particles.size() << " particles in " << leaves << " leaves, " << r.nodes.size()
-       << " cells, depth " << deepest;
-  } else {
-    os << "value " << r.game_value << " after searching " << r.rounds << " boards to depth "
-       << in.depth;
-  }
-  return os.str();
+// ------------------------------------------------------------------ summaries
+
+namespace {
+void summarize_reach(std::ostream& os, const Result& r, const char* farthest) {
+  std::size_t reached = 0;
+  std::int64_t far = 0;
+  for (auto v : r.values)
+    if (v >= 0) ++reached, far = std::max(far, v);
+  os << "reached " << reached << " of " << r.values.size() << " vertices, " << farthest << far;
+}
+}  // namespace
+
+void summarize_levels(std::ostream& os, const Input&, const Result& r) {
+  summarize_reach(os, r, "deepest level ");
 }
 
-void write_output(std::ostream& os, const Input& in, const Result& r) {
-  if (in.app == "bc") {
-    os.precision(17);
-    for (double v : r.centrality) os << v << '\n';
-  } else if (in.app == "octree") {
-    os.precision(9);
-    for (auto& c : r.nodes)
-      if (c.child == 0 && c.end > c.begin)
-        os << c.depth << ' ' << c.cx << ' ' << c.cy << ' ' << c.cz << ' ' << c.end - c.begin
-           << '\n';
-  } else if (in.app == "game") {
-    os << r.game_value << '\n';
-  } else {
-    for (auto v : r.values) os << v << '\n';
-  }
+void summarize_distances(std::ostream& os, const Input&, const Result& r) {
+  summarize_reach(os, r, "largest distance ");
 }
+
+void summarize_color(std::ostream& os, const Input&, const Result& r) {
+  std::int64_t colours = 0;
+  for (auto v : r.values) colours = std::max(colours, v + 1);
+  os << colours << " colours on " << r.values.size() << " vertices";
+}
+
+void summarize_mis(std::ostream& os, const Input&, const Result& r) {
+  os << std::count(r.values.begin(), r.values.end(), 1) << " of " << r.values.size()
+     << " vertices in the set";
+}
+
+void summarize_bc(std::ostream& os, const Input&, const Result& r) {
+  auto it = std::max_element(r.centrality.begin(), r.centrality.end());
+  os << "largest bc " << (it == r.centrality.end() ? 0.0 : *it) << " at vertex "
+     << (it - r.centrality.begin());
+}
+
+void summarize_octree(std::ostream& os, const Input&, const Result& r) {
+  std::size_t leaves = 0;
+  std::uint32_t deepest = 0;
+  for (auto& c : r.nodes)
+    if (c.child == 0) ++leaves, deepest = std::max(deepest, c.depth);
+  os << r.particles.size() << " particles in " << leaves << " leaves, " << r.nodes.size()
+     << " cells, depth " << deepest;
+}
+
+void summarize_game(std::ostream& os, const Input& in, const Result& r) {
+  os << "value " << r.game_value << " after searching " << r.rounds << " boards to depth "
+     << in.depth;
+}
+
+// ------------------------------------------------------------------ output files
+
+void write_values(std::ostream& os, const Input&, const Result& r) {
+  for (auto v : r.values) os << v << '\n';
+}
+
+void write_bc(std::ostream& os, const Input&, const Result& r) {
+  os.precision(17);
+  for (double v : r.centrality) os << v << '\n';
+}
+
+void write_octree(std::ostream& os, const Input&, const Result& r) {
+  os.precision(9);
+  for (auto& c : r.nodes)
+    if (c.child == 0 && c.end > c.begin)
+      os << c.depth << ' ' << c.cx << ' ' << c.cy << ' ' << c.cz << ' ' << c.end - c.begin << '\n';
+}
+
+void write_game(std::ostream& os, const Input&, const Result& r) { os << r.game_value << '\n'; }
+
+}  // namespace entry
 
 // ------------------------------------------------------------------ Connect Four
 

@@ -1,5 +1,6 @@
-// Launching the apps. Compiled by nvcc when the CUDA backend is built, so that the same kernels
-// run on the GPU (the runtime picks the backend).
+// Launching the apps: each app's run function (its row in app_table.cpp names it). Compiled by
+// nvcc when the CUDA backend is built, so that the same kernels run on the GPU (the runtime
+// picks the backend).
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 #include "coop/apps/mis.hpp"
 #include "coop/apps/phased.hpp"
 #include "coop/apps/sssp.hpp"
+#include "entry_points.hpp"
 
 namespace coop::apps {
 
@@ -82,73 +84,77 @@ std::vector<std::int64_t> distances(const ManagedArray<std::uint64_t>& d) {
 
 std::uint32_t pools_for(const RunConfig& cfg) { return cfg.groups ? cfg.groups : 1024; }
 
+/// The kernel's graph in device-visible memory, copied once per input.
+const GraphBuffers& graph_buffers(const Input& in) {
+  if (!in.buffers) in.buffers = std::make_shared<GraphBuffers>(in.kernel_graph());
+  return *in.buffers;
+}
+
 }  // namespace
 
-Result run(Runtime& rt, const Input& in, const RunConfig& cfg) {
-  in.check();
-  if (cfg.form == Form::multi_launch && !has_multi_launch(in.app))
-    throw std::invalid_argument(in.app + " has no multi-launch form (a work-stealing app)");
-  Result r;
-  const std::string& app = in.app;
-  if (is_graph_app(app) && !in.buffers) {
-    if (app == "p-sssp") {
-      in.transposed = std::make_shared<graph::Graph>(in.graph->transpose());
-      in.buffers = std::make_shared<GraphBuffers>(*in.transposed);
-    } else {
-      in.buffers = std::make_shared<GraphBuffers>(in.kernel_graph());
-    }
-  }
-  if (app == "bfs") {
-    BfsRun b(*in.buffers, in.source);
-    run_phased<Bfs>(rt, cfg, b, r);
-    r.values = widen(b.level);
-  } else if (app == "l-sssp") {
-    LSsspRun b(*in.buffers, in.source);
-    run_phased<LSssp>(rt, cfg, b, r);
-    r.values = distances(b.dist);
-  } else if (app == "p-sssp") {
-    PSsspRun b(*in.buffers, in.source);
-    run_phased<PSssp>(rt, cfg, b, r);
-    r.values = distances(b.dist);
-  } else if (app == "color") {
-    ColorRun b(*in.buffers, in.priority, in.seed);
-    run_phased<Color>(rt, cfg, b, r);
-    r.values = widen(b.color);
-  } else if (app == "mis") {
-    MisRun b(*in.buffers, in.priority, in.seed);
-    run_phased<Mis>(rt, cfg, b, r);
-    r.values = widen(b.state);
-  } else if (app == "bc") {
-    const std::uint32_t n = in.graph->n();
-    std::vector<std::uint32_t> sources(in.bc_sources ? std::min(in.bc_sources, n) : n);
-    for (std::uint32_t i = 0; i < sources.size(); ++i) sources[i] = i;
-    BcRun b(*in.buffers, sources);
-    run_phased<Bc>(rt, cfg, b, r);
-    r.centrality = b.bc.to_vector();
-  } else if (app == "octree") {
-    if (in.particle_set.size() != in.particles || in.particle_seed != in.seed) {
-      in.particle_set = make_particles(in.particles, in.seed);
-      in.particle_seed = in.seed;
-    }
-    OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth);
-    run_kernel<Octree>(rt, cfg, b.params, {}, r);
-    if (*b.error == octree_out_of_nodes)
-      throw std::runtime_error("octree: ran out of cell storage (" +
-                               std::to_string(b.nodes.size()) + " cells)");
-    if (*b.error == octree_pools_full)
-      throw std::runtime_error("octree: the task pools overflowed");
-    r.particles = b.out.to_vector();
-    r.nodes.assign(b.nodes.begin(), b.nodes.begin() + *b.node_count);
-  } else if (app == "game") {
-    GameRun b(connect4::parse_moves(in.moves), in.depth, pools_for(cfg));
-    run_kernel<Game>(rt, cfg, b.params, {}, r);
-    if (*b.error != game_ok)
-      throw std::runtime_error(*b.error == game_out_of_nodes ? "game: ran out of node storage"
-                                                             : "game: the task pools overflowed");
-    r.game_value = *b.root_value;
-    r.rounds = *b.node_count;
-  }
-  return r;
+namespace entry {
+
+void run_bfs(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  BfsRun b(graph_buffers(in), in.source);
+  run_phased<Bfs>(rt, cfg, b, r);
+  r.values = widen(b.level);
 }
+
+void run_l_sssp(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  LSsspRun b(graph_buffers(in), in.source);
+  run_phased<LSssp>(rt, cfg, b, r);
+  r.values = distances(b.dist);
+}
+
+void run_p_sssp(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  PSsspRun b(graph_buffers(in), in.source);
+  run_phased<PSssp>(rt, cfg, b, r);
+  r.values = distances(b.dist);
+}
+
+void run_color(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  ColorRun b(graph_buffers(in), in.priority, in.seed);
+  run_phased<Color>(rt, cfg, b, r);
+  r.values = widen(b.color);
+}
+
+void run_mis(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  MisRun b(graph_buffers(in), in.priority, in.seed);
+  run_phased<Mis>(rt, cfg, b, r);
+  r.values = widen(b.state);
+}
+
+void run_bc(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  BcRun b(graph_buffers(in), bc_sources(in));
+  run_phased<Bc>(rt, cfg, b, r);
+  r.centrality = b.bc.to_vector();
+}
+
+void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  if (in.particle_set.size() != in.particles || in.particle_seed != in.seed) {
+    in.particle_set = make_particles(in.particles, in.seed);
+    in.particle_seed = in.seed;
+  }
+  OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth);
+  run_kernel<Octree>(rt, cfg, b.params, {}, r);
+  if (*b.error == octree_out_of_nodes)
+    throw std::runtime_error("octree: ran out of cell storage (" + std::to_string(b.nodes.size()) +
+                             " cells)");
+  if (*b.error == octree_pools_full) throw std::runtime_error("octree: the task pools overflowed");
+  r.particles = b.out.to_vector();
+  r.nodes.assign(b.nodes.begin(), b.nodes.begin() + *b.node_count);
+}
+
+void run_game(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
+  GameRun b(connect4::parse_moves(in.moves), in.depth, pools_for(cfg));
+  run_kernel<Game>(rt, cfg, b.params, {}, r);
+  if (*b.error != game_ok)
+    throw std::runtime_error(*b.error == game_out_of_nodes ? "game: ran out of node storage"
+                                                           : "game: the task pools overflowed");
+  r.game_value = *b.root_value;
+  r.rounds = *b.node_count;
+}
+
+}  // namespace entry
 
 }  // namespace coop::apps

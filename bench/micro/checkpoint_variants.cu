@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "micro_common.hpp"
 
 __device__ __forceinline__ float work(float x, unsigned n) {
   for (unsigned i = 0; i < n; ++i) x = x * 0.999f + 0.5f;
@@ -187,7 +188,8 @@ out:
 }
 
 typedef void (*KFn)(Args);
-int main() {
+namespace {
+int run() {
   const unsigned threads = 256, blocks = 132 * 8;
   const size_t n = size_t(blocks) * threads;
   Args a{};
@@ -222,7 +224,7 @@ int main() {
     a.iters = 200u * 1000u * 1000u / (per * 4u) / 10u;
     double base = 0;
     for (int v = 0; v < 11; ++v) {
-      std::vector<float> t;
+      std::vector<double> t;
       for (int r = 0; r < 6; ++r) {
         CK(cudaMemset(a.points, 0, n * 4));
         a.b = Budget{~0ull >> 1, 0, 10000, 0, 0, 1, 0, 0};
@@ -235,13 +237,16 @@ int main() {
         cudaEventElapsedTime(&ms, e0, e1);
         if (r) t.push_back(ms);
       }
-      std::sort(t.begin(), t.end());
-      double med = t[t.size() / 2];
+      const coop::bench::Percentiles times(std::move(t));
+      const double med = times.median();
       if (v == 0) base = med;
-      printf("per %3u %-26s %8.3f ms (%.3f..%.3f) %.3fx\n", per, names[v], med, t.front(), t.back(),
-             med / base);
+      printf("per %3u %-26s %8.3f ms (%.3f..%.3f) %.3fx\n", per, names[v], med, times.min(),
+             times.max(), med / base);
     }
   }
   CK(cudaGetLastError());
   return 0;
 }
+}  // namespace
+
+int main() { return coop::micro::run_main(run); }

@@ -1,12 +1,12 @@
 // Why the CPU backend runs a workgroup's threads as fibers: the cost of one workgroup barrier
 // with T fibers on one OS thread vs T OS threads with std::barrier. Prints medians of 5 runs.
-#include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "coop/bench/percentiles.hpp"
 #include "coop/cpu/fiber.hpp"
 
 namespace {
@@ -48,10 +48,6 @@ double os_threads_ns(unsigned threads, unsigned rounds) {
   return std::chrono::duration<double, std::nano>(clk::now() - t0).count() / rounds;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 }  // namespace
 
 int main() {
@@ -65,7 +61,7 @@ int main() {
       f.push_back(fibers_ns(t, rounds));
       o.push_back(os_threads_ns(t, rounds));
     }
-    double mf = median(f), mo = median(o);
+    double mf = coop::bench::median(f), mo = coop::bench::median(o);
     std::printf("%8u %14.0f %14.0f %8.1f\n", t, mf, mo, mo / mf);
   }
 }

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,6 +20,8 @@
 #include "coop/coop.hpp"
 #include "coop/memory.hpp"
 #include "cuda_check.hpp"
+#include "gpu_setup.hpp"
+#include "micro_common.hpp"
 
 namespace cg = cooperative_groups;
 using namespace coop;
@@ -47,18 +48,9 @@ COOP_HD float work(float x, std::uint32_t n) {
   return x;
 }
 
-struct Stat {
-  double median, p99, min, max;
-  std::size_t n;
-};
-Stat stat(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) { return v[std::size_t(p * double(v.size() - 1) + 0.5)]; };
-  return {at(0.5), at(0.99), v.front(), v.back(), v.size()};
-}
-json to_json(const Stat& s) {
-  return {{"median", s.median}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
-}
+using micro::Stat;
+using micro::stat;
+using micro::to_json;
 
 // ---------------------------------------------------------------- barrier cost
 
@@ -342,7 +334,7 @@ json bench_task_latency(Runtime& rt, int reps) {
     stop[0] = 0;
     auto job =
         rt.launch<Elastic>({.threads = 256, .mode = Mode::persistent}, {stop.data(), 1000, lat});
-    std::thread stopper([&] {
+    std::jthread stopper([&] {  // joined on every way out (a failed CUDA call throws)
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(hold_ms));
       atomic_ref<std::uint32_t>(stop[0]).store(1);
     });
@@ -410,8 +402,7 @@ json bench_control(int reps) {
         *staging = r;
         CK(cudaMemcpyAsync(word, staging, sizeof r, cudaMemcpyHostToDevice, ctl));
       } else if (write_value(ctl, reinterpret_cast<unsigned long long>(word), r, 0) != 0) {
-        std::fprintf(stderr, "cuStreamWriteValue32 failed\n");
-        std::exit(2);
+        throw std::runtime_error("cuStreamWriteValue32 failed");
       }
       while (__atomic_load_n(echo_h, __ATOMIC_ACQUIRE) != r) {
       }
@@ -433,52 +424,30 @@ json bench_control(int reps) {
   return out;
 }
 
+int run(int argc, char** argv) {
+  const auto o = micro::parse_options(argc, argv, "barrier|offer|gather|task|control");
+  if (!o) return 2;
+  micro::GpuSetup gpu;
+  Runtime& rt = gpu.rt;
+  const int sms = gpu.prop.multiProcessorCount;
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  std::printf("coop GPU micro-benchmarks on %s (%d SMs), %s\n", gpu.prop.name, sms,
+              gpu.date.c_str());
+  json j = gpu.header(*o);
+  j["driver"] = driver;
+  const int reps = o->reps;
+  if (o->runs("barrier")) j["barrier"] = bench_barriers(rt, sms, std::min(reps, 10));
+  if (o->runs("offer")) j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
+  if (o->runs("gather")) j["gather"] = bench_gather(rt, reps);
+  if (o->runs("task")) j["task_latency"] = bench_task_latency(rt, reps);
+  if (o->runs("control")) j["control_path"] = bench_control(reps);
+  if (!o->json_path.empty()) std::ofstream(o->json_path) << j.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json_path;
-  int reps = 30;
-  std::string only;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
-      json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
-      only = argv[++i];
-    else {
-      std::fprintf(
-          stderr, "usage: %s [--json FILE] [--reps N] [--only barrier|offer|gather|task|control]\n",
-          argv[0]);
-      return 2;
-    }
-  }
-  RuntimeOptions o;
-  o.backend = RuntimeOptions::Select::cuda;
-  Runtime rt(o);
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
-  int driver = 0;
-  cudaDriverGetVersion(&driver);
-  char date[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  std::printf("coop GPU micro-benchmarks on %s (%d SMs), %s\n", prop.name, prop.multiProcessorCount,
-              date);
-  json j{{"device", prop.name},
-         {"sms", prop.multiProcessorCount},
-         {"driver", driver},
-         {"date", date},
-         {"reps", reps}};
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
-  j["command"] = cmd;
-  if (only.empty() || only == "barrier")
-    j["barrier"] = bench_barriers(rt, prop.multiProcessorCount, std::min(reps, 10));
-  if (only.empty() || only == "offer") j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
-  if (only.empty() || only == "gather") j["gather"] = bench_gather(rt, reps);
-  if (only.empty() || only == "task") j["task_latency"] = bench_task_latency(rt, reps);
-  if (only.empty() || only == "control") j["control_path"] = bench_control(reps);
-  if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
-  return 0;
+  return coop::micro::run_main([&] { return run(argc, argv); });
 }

@@ -17,17 +17,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "coop/coop.hpp"
 #include "coop/interruptible.hpp"
 #include "coop/memory.hpp"
 #include "cuda_check.hpp"
+#include "gpu_setup.hpp"
+#include "micro_common.hpp"
 
 using namespace coop;
 using json = nlohmann::json;
@@ -35,17 +38,9 @@ using clk = std::chrono::steady_clock;
 
 namespace {
 
-struct Stat {
-  double median, min, max;
-  std::size_t n;
-};
-Stat stat(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back(), v.size()};
-}
-json to_json(const Stat& s) {
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
-}
+using micro::Stat;
+using micro::stat;
+using micro::to_json;
 double ms_since(clk::time_point t0) {
   return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
 }
@@ -253,6 +248,15 @@ json periodic(Runtime& rt, const Frame& f, const Workload& w, double fraction,
       response.push_back(end - release);
     }
   });
+  // Stops and joins the task thread on every way out (a failed CUDA call throws).
+  struct StopTasks {
+    std::atomic<bool>& done;
+    std::thread& thread;
+    ~StopTasks() {
+      done = true;
+      if (thread.joinable()) thread.join();
+    }
+  } stop_tasks{done, tasks};
   auto j0 = clk::now();
   body();
   const double job_ms = ms_since(j0);
@@ -269,147 +273,167 @@ json periodic(Runtime& rt, const Frame& f, const Workload& w, double fraction,
   return out;
 }
 
-json bench_workloads(Runtime& rt, bool sweep) {
-  const std::uint32_t threads = 256;
-  const std::uint32_t items = 1u << 22, per_item = 64;
-  float* data = nullptr;
-  CK(cudaMalloc(&data, items * sizeof(float)));
-  // Calibrate the cooperative kernel to ~2 s alone.
-  std::uint32_t rounds = 200;
-  auto run_job = [&](std::uint32_t r) {
-    CK(cudaMemset(data, 0, items * sizeof(float)));
+// The workloads' cooperative kernel (Rounds over 2^22 items), calibrated to ~2 s alone.
+struct RoundsJob {
+  static constexpr std::uint32_t kThreads = 256, kItems = 1u << 22, kPerItem = 64;
+
+  explicit RoundsJob(Runtime& runtime) : rt(runtime) {
+    CK(cudaMalloc(&data, kItems * sizeof(float)));
+    run();  // warm-up
+    rounds = std::max(10u, std::uint32_t(rounds * 2000.0 / run().first));
+    std::vector<double> t;
+    for (int r = 0; r < 3; ++r) t.push_back(run().first);
+    alone_ms = stat(t).median;
+    std::printf("cooperative kernel alone: %.1f ms (%u rounds of %u items)\n", alone_ms, rounds,
+                kItems);
+  }
+  ~RoundsJob() { cudaFree(data); }
+  RoundsJob(const RoundsJob&) = delete;
+  RoundsJob& operator=(const RoundsJob&) = delete;
+
+  /// One run: its time and its job's counters.
+  std::pair<double, JobStats> run() {
+    CK(cudaMemset(data, 0, kItems * sizeof(float)));
     auto t0 = clk::now();
-    Job job = rt.launch<Rounds>({.threads = threads}, {data, items, r, per_item}, {0});
+    Job job = rt.launch<Rounds>({.threads = kThreads}, {data, kItems, rounds, kPerItem}, {0});
     job.wait();
-    return std::pair<double, JobStats>(ms_since(t0), job.stats());
-  };
-  run_job(rounds);  // warm-up
-  rounds = std::max(10u, std::uint32_t(rounds * 2000.0 / run_job(rounds).first));
-  std::vector<double> alone_t;
-  for (int r = 0; r < 3; ++r) alone_t.push_back(run_job(rounds).first);
-  const double alone = stat(alone_t).median;
-  std::printf("cooperative kernel alone: %.1f ms (%u rounds of %u items)\n", alone, rounds, items);
+    return {ms_since(t0), job.stats()};
+  }
 
-  // The interruptible kernel of the same size, alone.
-  Interruptible<IterWork> ik(rt);
-  float* iout = nullptr;
-  int occ = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plain_iter_work, threads, 0));
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
-  const std::uint32_t iblocks = std::uint32_t(occ * prop.multiProcessorCount);
-  CK(cudaMalloc(&iout, std::size_t(iblocks) * threads * sizeof(float)));
-  ik.args = {iout, 1u << 14, 256};
-  auto run_ik = [&] {
+  Runtime& rt;
+  float* data = nullptr;
+  std::uint32_t rounds = 200;
+  double alone_ms = 0;
+};
+
+// The interruptible kernel of the same size, calibrated to ~2 s alone.
+struct InterruptibleJob {
+  explicit InterruptibleJob(Runtime& rt) : kernel(rt) {
+    int occ = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, plain_iter_work, RoundsJob::kThreads,
+                                                     0));
+    cudaDeviceProp prop{};
+    CK(cudaGetDeviceProperties(&prop, 0));
+    blocks = std::uint32_t(occ * prop.multiProcessorCount);
+    CK(cudaMalloc(&out, std::size_t(blocks) * RoundsJob::kThreads * sizeof(float)));
+    kernel.args = {out, 1u << 14, 256};
+    run(1000);
+    kernel.args.iters = std::max(10u, std::uint32_t(kernel.args.iters * 2000.0 / run(1000)));
+    std::vector<double> t;
+    for (int r = 0; r < 3; ++r) t.push_back(run(1000));
+    alone_ms = stat(t).median;
+    std::printf("interruptible kernel alone: %.1f ms\n", alone_ms);
+  }
+  ~InterruptibleJob() { cudaFree(out); }
+  InterruptibleJob(const InterruptibleJob&) = delete;
+  InterruptibleJob& operator=(const InterruptibleJob&) = delete;
+
+  /// One run in slices of `slice_ms`: its time.
+  double run(double slice_ms) {
     auto t0 = clk::now();
-    ik.launch(iblocks, threads, {.slice_ms = 1000});
+    kernel.launch(blocks, RoundsJob::kThreads, {.slice_ms = slice_ms});
     return ms_since(t0);
-  };
-  run_ik();
-  ik.args.iters = std::max(10u, std::uint32_t(ik.args.iters * 2000.0 / run_ik()));
-  std::vector<double> ik_t;
-  for (int r = 0; r < 3; ++r) ik_t.push_back(run_ik());
-  const double ik_alone = stat(ik_t).median;
-  std::printf("interruptible kernel alone: %.1f ms\n", ik_alone);
+  }
 
-  json out{
-      {"cooperative_alone_ms", alone}, {"interruptible_alone_ms", ik_alone}, {"rounds", rounds}};
+  Interruptible<IterWork> kernel;
+  float* out = nullptr;
+  std::uint32_t blocks = 0;
+  double alone_ms = 0;
+};
+
+// One workload: the cooperative kernel under each preemption mode (the hybrid at the
+// runtime's threshold `hybrid`), then the interruptible kernel preempted whole.
+json one_workload(Runtime& rt, const Frame& f, const Workload& w, RoundsJob& job,
+                  InterruptibleJob& ik, const PreemptionPolicy& hybrid) {
+  json wl{{"period_ms", w.period_ms},
+          {"gpu_ms", w.gpu_ms},
+          {"model_slowdown", w.period_ms / (w.period_ms - w.gpu_ms)}};
+  for (const char* mode : {"cooperative", "kernel", "hybrid"}) {
+    PreemptionPolicy p = PreemptionPolicy::parse(mode);
+    if (std::string(mode) == "hybrid") p.suspend_above = hybrid.suspend_above;
+    rt.set_preemption(p);
+    JobStats st;
+    json r = periodic(
+        rt, f, w, 1.0, [&] { st = job.run().second; }, job.alone_ms);
+    r["suspends"] = st.suspends;
+    r["kills"] = st.kills;
+    std::printf("%-6s %-11s slowdown %.3f (model %.3f), periods met %u/%u, gather median %.3f ms\n",
+                w.name, p.name().c_str(), r["slowdown"].get<double>(),
+                r["model_slowdown"].get<double>(), r["periods_met"].get<unsigned>(),
+                r["periods"].get<unsigned>(),
+                r.contains("gather_ms") ? r["gather_ms"]["median"].get<double>() : 0.0);
+    wl[p.name()] = r;
+  }
+  for (double slice : {1.0, 5.0}) {
+    json r = periodic(
+        rt, f, w, 1.0, [&] { ik.run(slice); }, ik.alone_ms);
+    std::printf("%-6s interruptible (slice %.0f ms) slowdown %.3f, periods met %u/%u\n", w.name,
+                slice, r["slowdown"].get<double>(), r["periods_met"].get<unsigned>(),
+                r["periods"].get<unsigned>());
+    wl["interruptible_slice_" + std::to_string(int(slice)) + "ms"] = r;
+  }
+  return wl;
+}
+
+// The workload's task at fractions of the device, cooperative vs kernel-level (what the
+// hybrid threshold is chosen from).
+json threshold_sweep(Runtime& rt, const Frame& f, const Workload& w, RoundsJob& job) {
+  json sw = json::array();
+  for (double frac : {0.125, 0.25, 0.5, 0.75}) {
+    for (const char* mode : {"cooperative", "kernel"}) {
+      rt.set_preemption(PreemptionPolicy::parse(mode));
+      json r = periodic(
+          rt, f, w, frac, [&] { job.run(); }, job.alone_ms);
+      r["fraction"] = frac;
+      r["mode"] = mode;
+      std::printf("threshold sweep: fraction %.3f %-11s slowdown %.3f, met %u/%u\n", frac, mode,
+                  r["slowdown"].get<double>(), r["periods_met"].get<unsigned>(),
+                  r["periods"].get<unsigned>());
+      sw.push_back(r);
+    }
+  }
+  return sw;
+}
+
+json bench_workloads(Runtime& rt, bool sweep) {
+  RoundsJob job(rt);
+  InterruptibleJob ik(rt);
+  json out{{"cooperative_alone_ms", job.alone_ms},
+           {"interruptible_alone_ms", ik.alone_ms},
+           {"rounds", job.rounds}};
   const Workload loads[] = {{"light", 70, 3}, {"medium", 40, 3}, {"heavy", 40, 10}};
   const PreemptionPolicy saved = rt.preemption();
   for (const Workload& w : loads) {
     Frame f = calibrate(w.gpu_ms);
-    json wl{{"period_ms", w.period_ms},
-            {"gpu_ms", w.gpu_ms},
-            {"model_slowdown", w.period_ms / (w.period_ms - w.gpu_ms)}};
-    for (const char* mode : {"cooperative", "kernel", "hybrid"}) {
-      PreemptionPolicy p = PreemptionPolicy::parse(mode);
-      if (std::string(mode) == "hybrid") p.suspend_above = saved.suspend_above;
-      rt.set_preemption(p);
-      JobStats st;
-      json r = periodic(
-          rt, f, w, 1.0, [&] { st = run_job(rounds).second; }, alone);
-      r["suspends"] = st.suspends;
-      r["kills"] = st.kills;
-      std::printf(
-          "%-6s %-11s slowdown %.3f (model %.3f), periods met %u/%u, gather median %.3f ms\n",
-          w.name, p.name().c_str(), r["slowdown"].get<double>(), r["model_slowdown"].get<double>(),
-          r["periods_met"].get<unsigned>(), r["periods"].get<unsigned>(),
-          r.contains("gather_ms") ? r["gather_ms"]["median"].get<double>() : 0.0);
-      wl[p.name()] = r;
-    }
-    for (double slice : {1.0, 5.0}) {
-      json r = periodic(
-          rt, f, w, 1.0, [&] { ik.launch(iblocks, threads, {.slice_ms = slice}); }, ik_alone);
-      std::printf("%-6s interruptible (slice %.0f ms) slowdown %.3f, periods met %u/%u\n", w.name,
-                  slice, r["slowdown"].get<double>(), r["periods_met"].get<unsigned>(),
-                  r["periods"].get<unsigned>());
-      wl["interruptible_slice_" + std::to_string(int(slice)) + "ms"] = r;
-    }
-    out[w.name] = wl;
-    if (sweep && std::string(w.name) == "heavy") {
-      json sw = json::array();
-      for (double frac : {0.125, 0.25, 0.5, 0.75}) {
-        for (const char* mode : {"cooperative", "kernel"}) {
-          rt.set_preemption(PreemptionPolicy::parse(mode));
-          json r = periodic(
-              rt, f, w, frac, [&] { run_job(rounds); }, alone);
-          r["fraction"] = frac;
-          r["mode"] = mode;
-          std::printf("threshold sweep: fraction %.3f %-11s slowdown %.3f, met %u/%u\n", frac, mode,
-                      r["slowdown"].get<double>(), r["periods_met"].get<unsigned>(),
-                      r["periods"].get<unsigned>());
-          sw.push_back(r);
-        }
-      }
-      out["threshold_sweep"] = sw;
-    }
+    out[w.name] = one_workload(rt, f, w, job, ik, saved);
+    if (sweep && std::string(w.name) == "heavy")
+      out["threshold_sweep"] = threshold_sweep(rt, f, w, job);
     CK(cudaFree(f.out));
   }
   rt.set_preemption(saved);
-  CK(cudaFree(data));
-  CK(cudaFree(iout));
   return out;
+}
+
+int run(int argc, char** argv) {
+  const auto o = micro::parse_options(argc, argv, "interrupt|workload|threshold");
+  if (!o) return 2;
+  micro::GpuSetup gpu;
+  Runtime& rt = gpu.rt;
+  std::printf("coop preemption benchmarks on %s (%d SMs), %s, hybrid threshold %s\n", gpu.prop.name,
+              gpu.prop.multiProcessorCount, gpu.date.c_str(), rt.preemption().name().c_str());
+  cudaFuncAttributes attr{};
+  CK(cudaFuncGetAttributes(&attr, frame));  // loaded before persistent work (lazy loading)
+  CK(cudaFuncGetAttributes(&attr, plain_iter_work));
+  json j = gpu.header(*o);
+  if (o->runs("interrupt")) j["interrupt"] = bench_interrupt(rt, o->reps);
+  if (o->runs("workload") || o->runs("threshold"))
+    j["workloads"] = bench_workloads(rt, o->runs("threshold"));
+  if (!o->json_path.empty()) std::ofstream(o->json_path) << j.dump(2) << "\n";
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string json_path, only;
-  int reps = 5;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json") && i + 1 < argc)
-      json_path = argv[++i];
-    else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
-      only = argv[++i];
-    else {
-      std::fprintf(stderr,
-                   "usage: %s [--json FILE] [--reps N] [--only interrupt|workload|threshold]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  RuntimeOptions o;
-  o.backend = RuntimeOptions::Select::cuda;
-  Runtime rt(o);
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
-  char date[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  std::printf("coop preemption benchmarks on %s (%d SMs), %s, hybrid threshold %s\n", prop.name,
-              prop.multiProcessorCount, date, rt.preemption().name().c_str());
-  cudaFuncAttributes attr{};
-  CK(cudaFuncGetAttributes(&attr, frame));  // loaded before persistent work (lazy loading)
-  CK(cudaFuncGetAttributes(&attr, plain_iter_work));
-  json j{{"device", prop.name}, {"sms", prop.multiProcessorCount}, {"date", date}, {"reps", reps}};
-  std::string cmd;
-  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
-  j["command"] = cmd;
-  if (only.empty() || only == "interrupt") j["interrupt"] = bench_interrupt(rt, reps);
-  if (only.empty() || only == "workload" || only == "threshold")
-    j["workloads"] = bench_workloads(rt, only.empty() || only == "threshold");
-  if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
-  return 0;
+  return coop::micro::run_main([&] { return run(argc, argv); });
 }

@@ -14,11 +14,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "micro_common.hpp"
 
 namespace {
 
@@ -148,23 +150,18 @@ Outcome probe(const Config& cfg, Candidate cand, int sms) {
                cand == Candidate::tiny_matching_carveout ? cfg.carveout : -1);
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spin<0>, cfg.threads, cfg.shared));
-  if (cfg.per_sm > per_sm) {
-    std::fprintf(stderr, "%d blocks per SM do not fit (%d do)\n", cfg.per_sm, per_sm);
-    std::exit(2);
-  }
+  if (cfg.per_sm > per_sm)
+    throw std::runtime_error(std::to_string(cfg.per_sm) + " blocks per SM do not fit (" +
+                             std::to_string(per_sm) + " do)");
   out.n = (cfg.per_sm ? cfg.per_sm : per_sm) * sms;
   void* args[] = {&c};
   CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(spin<0>), dim3(out.n),
                                  dim3(cfg.threads), args, std::size_t(cfg.shared), grid_stream));
-  if (wait_for([&] { return read(&c->started, ctl) == out.n; }, 2000) < 0) {
-    std::fprintf(stderr, "the persistent grid did not start\n");
-    std::exit(2);
-  }
+  if (wait_for([&] { return read(&c->started, ctl) == out.n; }, 2000) < 0)
+    throw std::runtime_error("the persistent grid did not start");
   write(&c->exit_id, out.n - 1, ctl);
-  if (wait_for([&] { return read(&c->exited, ctl) == 1; }, 2000) < 0) {
-    std::fprintf(stderr, "the top block did not return\n");
-    std::exit(2);
-  }
+  if (wait_for([&] { return read(&c->exited, ctl) == 1; }, 2000) < 0)
+    throw std::runtime_error("the top block did not return");
   switch (cand) {
     case Candidate::same_kernel:
       spin<0><<<1, cfg.threads, cfg.shared, cand_stream>>>(c2);
@@ -197,9 +194,7 @@ Outcome probe(const Config& cfg, Candidate cand, int sms) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string json_path;
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--json") == 0) json_path = argv[i + 1];
@@ -247,4 +242,10 @@ int main(int argc, char** argv) {
     std::fclose(js);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return coop::micro::run_main([&] { return run(argc, argv); });
 }

@@ -10,6 +10,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "coop/bench/percentiles.hpp"
+
 namespace coop::bench {
 
 namespace fs = std::filesystem;
@@ -206,16 +208,11 @@ std::vector<fs::path> write_csv(const fs::path& dir, const std::vector<json>& re
   return files;
 }
 
-json summarize(std::vector<double> v) {
-  if (v.empty()) return {{"n", 0}};
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) {
-    const double x = p * double(v.size() - 1);
-    const std::size_t lo = std::size_t(x), hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (x - double(lo));
-  };
-  return {{"n", v.size()},  {"median", at(0.5)}, {"min", v.front()}, {"max", v.back()},
-          {"p10", at(0.1)}, {"p90", at(0.9)},    {"p99", at(0.99)}};
+json summarize(std::vector<double> samples) {
+  const Percentiles p(std::move(samples));
+  if (p.empty()) return {{"n", 0}};
+  return {{"n", p.n()},       {"median", p.median()}, {"min", p.min()},   {"max", p.max()},
+          {"p10", p.at(0.1)}, {"p90", p.at(0.9)},     {"p99", p.at(0.99)}};
 }
 
 }  // namespace coop::bench

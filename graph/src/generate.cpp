@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <stdexcept>
 
@@ -134,46 +135,50 @@ std::uint32_t u32(const std::string& spec, std::string_view tok, const char* wha
 }  // namespace
 
 namespace {
-Generated generate_unchecked(const std::string& spec, std::uint64_t seed);
-}
 
-Generated generate(const std::string& spec, std::uint64_t seed) {
-  try {
-    return generate_unchecked(spec, seed);
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    if (what.find("'" + spec + "'") != std::string::npos) throw;
-    throw std::invalid_argument("graph spec '" + spec + "': " + what);
-  }
-}
+// What a spec makes: the generator call (not yet run) and its labels.
+struct Plan {
+  std::function<Graph()> make;
+  std::string description;
+  std::string stand_in_for;
+};
 
-namespace {
-
-Generated generate_unchecked(const std::string& spec, std::uint64_t seed) {
+Plan plan(const std::string& spec, std::uint64_t seed) {
   // Presets: the paper's inputs at their sizes.
   if (spec == "ecology")
-    return {grid2d(1000, 1000), spec, "1000 x 1000 5-point grid: SuiteSparse ecology1's structure"};
+    return {[] { return grid2d(1000, 1000); },
+            "1000 x 1000 5-point grid: SuiteSparse ecology1's structure (without its diagonal), "
+            "stand-in for SuiteSparse ecology1",
+            "SuiteSparse ecology1"};
   if (spec == "g3_circuit")
-    return {circuit_like(1585478, seed), spec,
+    return {[seed] { return circuit_like(1585478, seed); },
             "circuit-like grid with random extras, 1,585,478 vertices: stand-in for SuiteSparse "
-            "G3_circuit"};
+            "G3_circuit",
+            "SuiteSparse G3_circuit"};
   if (spec == "usa-ny")
-    return {road_like(264346, seed), spec,
-            "road-like graph, 264,346 vertices: stand-in for DIMACS USA-road-d.NY"};
+    return {[seed] { return road_like(264346, seed); },
+            "road-like graph, 264,346 vertices: stand-in for DIMACS USA-road-d.NY",
+            "DIMACS USA-road-d.NY"};
   if (spec == "usa-nw")
-    return {road_like(1207945, seed), spec,
-            "road-like graph, 1,207,945 vertices: stand-in for DIMACS USA-road-d.NW"};
+    return {[seed] { return road_like(1207945, seed); },
+            "road-like graph, 1,207,945 vertices: stand-in for DIMACS USA-road-d.NW",
+            "DIMACS USA-road-d.NW"};
   if (spec == "usa-w")
-    return {road_like(6262104, seed), spec,
-            "road-like graph, 6,262,104 vertices: stand-in for DIMACS USA-road-d.W"};
+    return {[seed] { return road_like(6262104, seed); },
+            "road-like graph, 6,262,104 vertices: stand-in for DIMACS USA-road-d.W",
+            "DIMACS USA-road-d.W"};
   if (spec == "rmat20")
-    return {rmat(20, seed), spec, "R-MAT 2^20 vertices (.45/.15/.15/.25, 8 arcs per vertex)"};
+    return {[seed] { return rmat(20, seed); },
+            "R-MAT 2^20 vertices (.45/.15/.15/.25, 8 arcs per vertex)", ""};
   if (spec == "rmat22")
-    return {rmat(22, seed), spec, "R-MAT 2^22 vertices (.45/.15/.15/.25, 8 arcs per vertex)"};
+    return {[seed] { return rmat(22, seed); },
+            "R-MAT 2^22 vertices (.45/.15/.15/.25, 8 arcs per vertex)", ""};
   if (spec == "1k-128k")
-    return {uniform(1024, 131072, seed), spec, "uniform random, n=1024 m=131072 (GTgraph-like)"};
+    return {[seed] { return uniform(1024, 131072, seed); },
+            "uniform random, n=1024 m=131072 (GTgraph-like)", ""};
   if (spec == "2k-1m")
-    return {uniform(2048, 1048576, seed), spec, "uniform random, n=2048 m=1048576 (GTgraph-like)"};
+    return {[seed] { return uniform(2048, 1048576, seed); },
+            "uniform random, n=2048 m=1048576 (GTgraph-like)", ""};
   // Specs.
   std::vector<std::string_view> parts;
   std::string_view rest(spec);
@@ -191,33 +196,59 @@ Generated generate_unchecked(const std::string& spec, std::uint64_t seed) {
     std::size_t x = dims.find('x');
     if (x == std::string_view::npos)
       throw std::invalid_argument("graph spec '" + spec + "': expected grid:ROWSxCOLS");
-    return {grid2d(u32(spec, dims.substr(0, x), "rows"), u32(spec, dims.substr(x + 1), "columns")),
-            spec, "5-point grid"};
+    const std::uint32_t rows = u32(spec, dims.substr(0, x), "rows");
+    const std::uint32_t cols = u32(spec, dims.substr(x + 1), "columns");
+    return {[rows, cols] { return grid2d(rows, cols); }, "5-point grid", ""};
   }
   if (kind == "rmat") {
     arity(2, 3, "rmat:SCALE[:EDGEFACTOR]");
     RmatParams p;
     if (parts.size() == 3) p.edge_factor = u32(spec, parts[2], "edge factor");
-    return {rmat(u32(spec, parts[1], "scale"), seed, p), spec, "R-MAT (.45/.15/.15/.25)"};
+    const std::uint32_t scale = u32(spec, parts[1], "scale");
+    return {[scale, seed, p] { return rmat(scale, seed, p); }, "R-MAT (.45/.15/.15/.25)", ""};
   }
   if (kind == "uniform") {
     arity(3, 3, "uniform:N:M");
-    return {uniform(u32(spec, parts[1], "vertex count"), number(spec, parts[2], "arc count"), seed),
-            spec, "uniform random (GTgraph-like)"};
+    const std::uint32_t n = u32(spec, parts[1], "vertex count");
+    const std::uint64_t m = number(spec, parts[2], "arc count");
+    return {[n, m, seed] { return uniform(n, m, seed); }, "uniform random (GTgraph-like)", ""};
   }
   if (kind == "road") {
     arity(2, 2, "road:N");
-    return {road_like(u32(spec, parts[1], "vertex count"), seed), spec, "road-like graph"};
+    const std::uint32_t n = u32(spec, parts[1], "vertex count");
+    return {[n, seed] { return road_like(n, seed); }, "road-like graph", ""};
   }
   if (kind == "circuit") {
     arity(2, 2, "circuit:N");
-    return {circuit_like(u32(spec, parts[1], "vertex count"), seed), spec, "circuit-like graph"};
+    const std::uint32_t n = u32(spec, parts[1], "vertex count");
+    return {[n, seed] { return circuit_like(n, seed); }, "circuit-like graph", ""};
   }
   throw std::invalid_argument("unknown graph spec '" + spec +
                               "' (a preset, grid:RxC, rmat:SCALE[:EF], uniform:N:M, road:N or "
                               "circuit:N)");
 }
 
+// plan(), with every message naming the spec.
+Plan checked_plan(const std::string& spec, std::uint64_t seed) {
+  try {
+    return plan(spec, seed);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (what.find("'" + spec + "'") != std::string::npos) throw;
+    throw std::invalid_argument("graph spec '" + spec + "': " + what);
+  }
+}
+
 }  // namespace
+
+Generated generate(const std::string& spec, std::uint64_t seed) {
+  Plan p = checked_plan(spec, seed);
+  return {p.make(), spec, std::move(p.description), std::move(p.stand_in_for)};
+}
+
+Generated describe(const std::string& spec) {
+  Plan p = checked_plan(spec, 1);
+  return {Graph{}, spec, std::move(p.description), std::move(p.stand_in_for)};
+}
 
 }  // namespace coop::graph

@@ -1,6 +1,7 @@
-// The atomics abstraction the protocol layer is written against: std::atomic_ref on the host
-// compiler, cuda::atomic_ref (device scope) under nvcc, so the CPU backend runs exactly the
-// protocol code that the GPU runs.
+/// \file
+/// The atomics abstraction the protocol layer is written against: std::atomic_ref on the host
+/// compiler, cuda::atomic_ref (device scope) under nvcc, so the CPU backend runs exactly the
+/// protocol code that the GPU runs.
 #pragma once
 
 #include <cstdint>
@@ -112,9 +113,14 @@ COOP_HD inline void fence_seq_cst() { fence(order::seq_cst); }
 }  // namespace coop::detail
 
 namespace coop {
-/// Atomic access for kernel code, the same on every backend (device scope on the GPU).
+/// Atomic access for kernel code, the same on every backend (device scope on the GPU):
+/// `coop::atomic_ref<T>(x)` views an integer `x` in managed or device memory. Operations:
+/// load (acquire by default), store (release), fetch_add, fetch_sub, fetch_or, fetch_and,
+/// fetch_min, fetch_max, exchange (acq_rel) and cas (strong compare-and-swap), each taking an
+/// optional coop::memory_order; every fetch_ returns the previous value.
 template <class T>
 using atomic_ref = detail::atomic<T>;
+/// The memory orders atomic_ref operations take: relaxed, acquire, release, acq_rel, seq_cst.
 using memory_order = detail::order;
 /// Kernel code: makes this thread's earlier writes visible device-wide before its later ones
 /// (e.g. before a workgroup barrier after which one thread publishes the data).

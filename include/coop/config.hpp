@@ -1,6 +1,20 @@
-// Compiler and target detection shared by every coop header.
+/// \file
+/// Compiler and target detection shared by every coop header.
 #pragma once
 
+/// \def COOP_CUDA_COMPILER
+/// 1 when nvcc compiles this translation unit (a .cu file), else 0.
+/// \def COOP_HD
+/// Marks a function for both sides (`__host__ __device__` under nvcc, nothing otherwise): a
+/// kernel's operator() and every function it calls.
+/// \def COOP_DEVICE_FN
+/// `__device__` under nvcc, nothing otherwise.
+/// \def COOP_INLINE
+/// Forces inlining on both compilers.
+/// \def COOP_DEVICE_CODE
+/// 1 only in nvcc's device pass (code that runs on the GPU), else 0.
+/// \def COOP_HOST_BODY
+/// The body of a host-only function that kernel templates may name (its device version traps).
 #if defined(__CUDACC__)
 #define COOP_CUDA_COMPILER 1
 #define COOP_HD __host__ __device__
@@ -28,6 +42,8 @@
 #define COOP_HOST_BODY(...) __VA_ARGS__
 #endif
 
+/// coop's public API: kernels (coop/kernel.hpp), the runtime that launches them as jobs and runs
+/// tasks beside them (coop/runtime.hpp), and what both sides share (memory, atomics, records).
 namespace coop {
 /// Largest supported max_groups (N): membership counts are packed into 16-bit fields.
 inline constexpr unsigned kMaxGroupsLimit = 65535;

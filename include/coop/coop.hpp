@@ -9,3 +9,4 @@
 #include "coop/policy.hpp"
 #include "coop/runtime.hpp"
 #include "coop/stats.hpp"
+#include "coop/version.hpp"

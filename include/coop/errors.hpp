@@ -1,5 +1,6 @@
-// The exceptions coop throws for its own reasons (besides std::invalid_argument for impossible
-// arguments and std::bad_alloc): all derive from coop::error.
+/// \file
+/// The exceptions coop throws for its own reasons (besides std::invalid_argument for impossible
+/// arguments and std::bad_alloc): all derive from coop::error.
 #pragma once
 
 #include <stdexcept>

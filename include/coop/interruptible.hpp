@@ -1,37 +1,43 @@
-// Interruptible kernels: kernels that stop at checkpoints when their launch's budget is spent
-// and are relaunched until every thread has finished, so that no single launch outlives a
-// display watchdog and the device can be handed to other work between launches.
-//
-// An interruptible kernel is a type with
-//   struct Args   { ... };   // launch arguments (trivially copyable, passed by value)
-//   struct Locals { ... };   // per-thread variables that must survive an interruption
-//   struct Shared { ... };   // optional: workgroup-shared memory (NOT kept across launches)
-//   template <class Ic> COOP_HD void operator()(Ic&, const Args&, Locals&) const;
-//
-// `Locals` lives in registers while the thread runs: the launcher loads it from device memory
-// when a thread resumes and stores it only when the thread stops at a checkpoint (keeping loop
-// variables in a device-memory status struct instead was measured 14.5x slower). The body is a
-// switch on the checkpoint the thread resumes after:
-//
-//   COOP_INTERRUPTIBLE_BEGIN(ic);
-//   for (l.i = 0; l.i < a.n; ++l.i) {     // loop state in Locals, no declarations skipped
-//     COOP_CHECKPOINT(ic);                // may stop here; a relaunch continues right after
-//     ... work ...
-//   }
-//   COOP_INTERRUPTIBLE_END(ic);           // this thread is complete
-//
-// COOP_CHECKPOINT is per thread: threads stop independently, so a kernel that uses workgroup
-// barriers (ic.barrier()) must use COOP_WG_CHECKPOINT instead, which every thread of the
-// workgroup reaches and where they all stop or all go on, and its threads must complete
-// together. Shared memory is not preserved across launches: keep what must survive in Locals
-// (each thread its part) and write it back to shared memory after resuming.
-//
-// The launcher (coop::Interruptible<K>, this header) runs launches until every thread has
-// reached COOP_INTERRUPTIBLE_END or COOP_COMPLETE, with a budget per launch by time (GPU
-// %globaltimer; default from the device's watchdog attribute) or by checkpoints per thread (the
-// original interruptible-kernels library's behaviour), a limit on launches, a progress callback
-// and cancellation. Under a Runtime the kernel is a job the scheduler can preempt whole: a
-// high-priority task stops the current launch at the next checkpoint and runs before the next.
+/// \file
+/// Interruptible kernels: kernels that stop at checkpoints when their launch's budget is spent
+/// and are relaunched until every thread has finished, so that no single launch outlives a
+/// display watchdog and the device can be handed to other work between launches.
+///
+/// An interruptible kernel is a type with
+///
+/// \code
+///   struct Args   { ... };   // launch arguments (trivially copyable, passed by value)
+///   struct Locals { ... };   // per-thread variables that must survive an interruption
+///   struct Shared { ... };   // optional: workgroup-shared memory (NOT kept across launches)
+///   template <class Ic> COOP_HD void operator()(Ic&, const Args&, Locals&) const;
+/// \endcode
+///
+/// `Locals` lives in registers while the thread runs: the launcher loads it from device memory
+/// when a thread resumes and stores it only when the thread stops at a checkpoint (keeping loop
+/// variables in a device-memory status struct instead was measured 14.5x slower). The body is a
+/// switch on the checkpoint the thread resumes after:
+///
+/// \code
+///   COOP_INTERRUPTIBLE_BEGIN(ic);
+///   for (l.i = 0; l.i < a.n; ++l.i) {     // loop state in Locals, no declarations skipped
+///     COOP_CHECKPOINT(ic);                // may stop here; a relaunch continues right after
+///     ... work ...
+///   }
+///   COOP_INTERRUPTIBLE_END(ic);           // this thread is complete
+/// \endcode
+///
+/// COOP_CHECKPOINT is per thread: threads stop independently, so a kernel that uses workgroup
+/// barriers (ic.barrier()) must use COOP_WG_CHECKPOINT instead, which every thread of the
+/// workgroup reaches and where they all stop or all go on, and its threads must complete
+/// together. Shared memory is not preserved across launches: keep what must survive in Locals
+/// (each thread its part) and write it back to shared memory after resuming.
+///
+/// The launcher (coop::Interruptible<K>, this header) runs launches until every thread has
+/// reached COOP_INTERRUPTIBLE_END or COOP_COMPLETE, with a budget per launch by time (GPU
+/// %globaltimer; default from the device's watchdog attribute) or by checkpoints per thread (the
+/// original interruptible-kernels library's behaviour), a limit on launches, a progress callback
+/// and cancellation. Under a Runtime the kernel is a job the scheduler can preempt whole: a
+/// high-priority task stops the current launch at the next checkpoint and runs before the next.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +65,7 @@ struct InterruptProgress {
   std::uint32_t preemptions = 0;  ///< times the scheduler stopped a launch for a task
 };
 
+/// How Interruptible::launch runs: the budget of each launch, limits, progress, cancellation.
 struct InterruptOptions {
   /// Time budget of each launch in milliseconds, counted from the launch's first block; 0 = the
   /// default for the device (default_slice_ms). Threads stop at their first checkpoint past it.
@@ -83,9 +90,15 @@ struct InterruptOptions {
 /// A launch() that ended before the kernel was done.
 class interrupt_error : public error {
  public:
-  enum class Kind : std::uint8_t { launch_limit, cancelled };
+  /// Why the launch ended early.
+  enum class Kind : std::uint8_t {
+    launch_limit,  ///< InterruptOptions::max_launches were used up
+    cancelled,     ///< InterruptOptions::cancel was requested
+  };
+  /// An error of kind `k` with the message `what` and the progress `p` made.
   interrupt_error(Kind k, const std::string& what, const InterruptProgress& p)
       : error(what), kind_(k), progress_(p) {}
+  /// Why the launch ended early.
   Kind kind() const { return kind_; }
   /// Where the kernel stood: finished threads keep their results, the others resume later.
   const InterruptProgress& progress() const { return progress_; }
@@ -191,6 +204,7 @@ struct ik_shared_of<K, std::void_t<typename K::Shared>> {
 
 }  // namespace detail
 
+/// Interruptible kernel K's workgroup-shared memory: `K::Shared`, or coop::Empty.
 template <class K>
 using ik_shared_t = typename detail::ik_shared_of<K>::type;
 
@@ -217,8 +231,8 @@ class IkRunner;
 template <class K>
 class Interruptible {
  public:
-  using Args = typename K::Args;
-  using Locals = typename K::Locals;
+  using Args = typename K::Args;      ///< the kernel's launch arguments
+  using Locals = typename K::Locals;  ///< the kernel's per-thread state kept across launches
   static_assert(std::is_trivially_copyable_v<Args>, "Args is copied to the device");
   static_assert(std::is_trivially_copyable_v<Locals>, "Locals is saved to device memory");
 
@@ -237,6 +251,7 @@ class Interruptible {
     }
   }
 
+  /// The arguments the next launch() passes to every thread (set before launching).
   Args args{};
 
   /// Runs the kernel on `blocks` workgroups of `threads` threads, relaunching it until every

@@ -1,27 +1,33 @@
-// What a kernel author includes: resume-point macros and the pieces of a kernel type.
-//
-// A cooperative kernel is a type with
-//   struct Params   { ... };   // immutable launch parameters (trivially copyable)
-//   struct Transmit { ... };   // optional: state new workgroups inherit (trivially copyable)
-//   struct Shared   { ... };   // optional: workgroup-shared memory (trivially constructible)
-//   static constexpr coop::KernelTraits traits{...};   // optional App. B alternatives
-//   template <class Ctx> COOP_HD void operator()(Ctx&, const Params&, Transmit&) const;
-//
-// Forked workgroups enter the kernel at the point after the request_fork or resizing barrier
-// that created them. The body is therefore a switch on the resume point (the stackless
-// coroutine pattern):
-//
-//   COOP_BEGIN(ctx);
-//   while (...) {
-//     ...
-//     COOP_RESIZING_BARRIER(ctx);   // new workgroups start here, with the transmitted state
-//   }
-//   COOP_END(ctx);
-//
-// Rules the compiler enforces: a resume point may not jump past an initialised local (g++:
-// "jump to case label crosses initialization"; nvcc: warning 546, an error in coop's build).
-// Locals are not preserved for new workgroups: only Params and Transmit are. A resume point
-// inside a nested switch would belong to that switch: coop reports it at run time.
+/// \file
+/// What a kernel author includes: resume-point macros and the pieces of a kernel type.
+///
+/// A cooperative kernel is a type with (docs/guide.md teaches it):
+///
+/// \code
+///   struct Params   { ... };   // immutable launch parameters (trivially copyable)
+///   struct Transmit { ... };   // optional: state new workgroups inherit (trivially copyable)
+///   struct Shared   { ... };   // optional: workgroup-shared memory (trivially constructible)
+///   static constexpr coop::KernelTraits traits{...};   // optional App. B alternatives
+///   template <class Ctx> COOP_HD void operator()(Ctx&, const Params&, Transmit&) const;
+/// \endcode
+///
+/// Forked workgroups enter the kernel at the point after the request_fork or resizing barrier
+/// that created them. The body is therefore a switch on the resume point (the stackless
+/// coroutine pattern):
+///
+/// \code
+///   COOP_BEGIN(ctx);
+///   while (...) {
+///     ...
+///     COOP_RESIZING_BARRIER(ctx);   // new workgroups start here, with the transmitted state
+///   }
+///   COOP_END(ctx);
+/// \endcode
+///
+/// Rules the compiler enforces: a resume point may not jump past an initialised local (g++:
+/// "jump to case label crosses initialization"; nvcc: warning 546, an error in coop's build).
+/// Locals are not preserved for new workgroups: only Params and Transmit are. A resume point
+/// inside a nested switch would belong to that switch: coop reports it at run time.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +38,8 @@
 
 namespace coop {
 
+/// The Transmit (or Shared) of a kernel that declares none: operator() then takes
+/// `coop::Empty&` as its third parameter.
 struct Empty {};
 
 namespace detail {
@@ -74,10 +82,13 @@ enum class SiteKind : std::uint8_t {
 const char* site_name(SiteKind k);
 }  // namespace detail
 
+/// Kernel K's launch parameters, `K::Params`.
 template <class K>
 using params_t = typename K::Params;
+/// Kernel K's transmitted state: `K::Transmit`, or coop::Empty when K declares none.
 template <class K>
 using transmit_t = typename detail::transmit_of<K>::type;
+/// Kernel K's workgroup-shared memory: `K::Shared`, or coop::Empty when K declares none.
 template <class K>
 using shared_t = typename detail::shared_of<K>::type;
 

@@ -27,6 +27,11 @@ Policy Policy::parse(const std::string& text) {
       throw std::invalid_argument("policy '" + text + "': expected a number after ':'");
     return std::stoull(digits);
   };
+  if (text == "adversarial" || text == "adversarial:" || text == "adversarial-shrink" ||
+      text == "adversarial-shrink:")
+    throw std::invalid_argument("policy '" + text +
+                                "' needs a seed, e.g. adversarial:1 (the seed draws the schedule's "
+                                "kills, forks and resizes, so a run can be repeated)");
   if (text == "generous") return generous();
   if (text == "fixed") return fixed();
   if (text.rfind("adversarial:", 0) == 0) return adversarial(number(text.substr(12)));
@@ -35,7 +40,8 @@ Policy Policy::parse(const std::string& text) {
   if (text.rfind("cap:", 0) == 0) {
     std::uint64_t m = number(text.substr(4));
     if (m == 0 || m > kMaxGroupsLimit)
-      throw std::invalid_argument("policy '" + text + "': cap must be at least 1");
+      throw std::invalid_argument("policy '" + text + "': cap must be in [1, " +
+                                  std::to_string(kMaxGroupsLimit) + "]");
     return capped(std::uint32_t(m));
   }
   throw std::invalid_argument(

@@ -1,12 +1,11 @@
 // `coop run <app>`: one of the paper's applications on a graph file or a generated input.
-#include "run.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -15,42 +14,123 @@
 #include "options.hpp"
 
 namespace coop::cli {
-
 namespace {
 
-apps::Priority parse_priority(const std::string& s) {
-  if (s == "id") return apps::Priority::id;
-  if (s == "hashed") return apps::Priority::hashed;
-  throw std::invalid_argument("--priority must be id or hashed, got '" + s + "'");
+struct RunOptions {
+  std::string app;
+  std::string graph;  ///< a graph file
+  std::string gen;    ///< or a generator spec / preset
+  std::uint64_t gen_seed = 1;
+  std::uint32_t source = 0;
+  std::string backend = "auto";
+  std::string form = "cooperative";
+  std::string policy = "generous";
+  std::string barrier = "query";
+  std::uint32_t groups = 0;
+  std::uint32_t threads = 0;
+  int carveout = coop::LaunchConfig{}.shared_carveout;  ///< LaunchConfig::shared_carveout (CUDA)
+  std::uint32_t slots = 0;                              ///< CPU backend capacity (0 = default)
+  std::string priority = "hashed";
+  std::uint32_t seed = 1;
+  std::uint32_t bc_sources = 0;
+  std::uint32_t particles = 1u << 20;
+  std::uint32_t max_leaf = 32;
+  std::uint32_t max_depth = 20;
+  std::string moves;
+  std::uint32_t depth = 7;
+  std::uint32_t repeat = 1;
+  bool validate = false;
+  std::string output;
+  bool json = false;
+};
+
+// What the app ran on, as the output names it.
+struct InputLabel {
+  std::string name;
+  std::string source;        ///< "file", "generated" or "built-in" (octree, game)
+  std::string description;   ///< the generator's description
+  std::string stand_in_for;  ///< the real graph a generated preset replaces
+};
+
+std::string preset_list() {
+  std::string s = "Generator presets (--gen; every one is generated here, from --gen-seed):\n";
+  for (const std::string& name : graph::preset_names())
+    s += "  " + name + ": " + graph::describe(name).description + "\n";
+  return s + "Generator specs: grid:RxC, rmat:SCALE[:EDGEFACTOR], uniform:N:M, road:N, circuit:N";
 }
 
-}  // namespace
+void add_input_options(CLI::App& app, RunOptions& r) {
+  std::string apps_help;
+  for (const std::string& a : apps::app_names()) apps_help += (apps_help.empty() ? "" : " | ") + a;
+  app.add_option("app", r.app, apps_help)->required()->check(parses_with(check_app_name));
+  app.add_option("--graph", r.graph,
+                 "graph file: DIMACS .gr, METIS .graph, Matrix Market .mtx, "
+                 "Galois binary .gr, .coopcsr")
+      ->check(CLI::ExistingFile);
+  std::string presets;
+  for (const std::string& p : graph::preset_names()) presets += (presets.empty() ? "" : ", ") + p;
+  app.add_option("--gen", r.gen,
+                 "generated graph: a preset (" + presets +
+                     ") or grid:RxC, rmat:S[:EF], uniform:N:M, road:N, circuit:N")
+      ->check(parses_with(check_graph_spec));
+  app.add_option("--gen-seed", r.gen_seed, "generator seed")->capture_default_str();
+  app.add_option("--source", r.source, "bfs/sssp source vertex (0-based, file order)")
+      ->capture_default_str();
+  app.add_option("--priority", r.priority, "color/mis vertex ranks: hashed | id (the paper's)")
+      ->capture_default_str()
+      ->check(parses_with([](const std::string& s) { parse_priority(s); }));
+  app.add_option("--seed", r.seed, "color/mis rank seed, octree particle seed")
+      ->capture_default_str();
+  app.add_option("--bc-sources", r.bc_sources, "bc: use vertices 0..K-1 as sources (0 = all)")
+      ->capture_default_str();
+  app.add_option("--particles", r.particles, "octree: particles")->capture_default_str();
+  app.add_option("--max-leaf", r.max_leaf, "octree: most particles in a leaf")
+      ->capture_default_str();
+  app.add_option("--max-depth", r.max_depth, "octree: deepest level")->capture_default_str();
+  app.add_option("--moves", r.moves, "game: opening moves, e.g. 3,3,4 (columns 0-6)");
+  app.add_option("--depth", r.depth, "game: look-ahead in plies (1-10)")->capture_default_str();
+  app.footer(preset_list());
+}
 
-int run_app(const RunOptions& o) {
-  apps::check_app(o.app);
+void add_run_options(CLI::App& app, RunOptions& r) {
+  add_backend(app, r.backend);
+  app.add_option("--form", r.form, "cooperative | standalone | multi-launch")
+      ->capture_default_str()
+      ->check(parses_with([](const std::string& s) { parse_form(s); }));
+  add_policy(app, r.policy);
+  add_barrier(app, r.barrier);
+  app.add_option("--groups", r.groups, "max workgroups N (0 = all that can be co-resident)")
+      ->capture_default_str();
+  app.add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)")
+      ->capture_default_str();
+  app.add_option("--carveout", r.carveout,
+                 "CUDA: percent of each SM's L1/shared memory the job asks to be shared "
+                 "(-1 = the driver's choice)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 100));
+  add_slots(app, r.slots);
+  app.add_option("--repeat", r.repeat, "runs (the median is reported)")
+      ->capture_default_str()
+      ->check(positive());
+  app.add_flag("--validate", r.validate, "check against the CPU reference (exit 1 if wrong)");
+  app.add_option("--output", r.output, "write the result, one line per vertex");
+  add_json_flag(app, r.json);
+}
+
+// The checks that need more than one option, before anything is loaded or run.
+void check_combination(const RunOptions& o) {
+  if (apps::is_graph_app(o.app) && o.graph.empty() == o.gen.empty())
+    throw usage_error(o.app + " needs exactly one of --graph FILE and --gen SPEC");
+  if (!apps::is_graph_app(o.app) && (!o.graph.empty() || !o.gen.empty()))
+    throw usage_error(o.app + " does not read a graph");
+  if (parse_form(o.form) == apps::Form::multi_launch && !apps::has_multi_launch(o.app))
+    throw usage_error("--form multi-launch: " + o.app + " has no multi-launch form");
+}
+
+// The graph (loaded or generated) and the app's other inputs.
+apps::Input load_input(const RunOptions& o, InputLabel& label) {
   apps::Input in;
   in.app = o.app;
-  std::string input_name;
-  if (apps::is_graph_app(o.app)) {
-    if (o.graph.empty() == o.gen.empty())
-      throw std::invalid_argument(o.app + " needs exactly one of --graph FILE and --gen SPEC");
-    auto t0 = std::chrono::steady_clock::now();
-    if (!o.graph.empty()) {
-      in.graph = std::make_shared<graph::Graph>(graph::read_graph(o.graph));
-      input_name = o.graph;
-    } else {
-      graph::Generated g = graph::generate(o.gen, o.gen_seed);
-      input_name = g.name;
-      in.graph = std::make_shared<graph::Graph>(std::move(g.graph));
-    }
-    if (!o.json)
-      std::fprintf(
-          stderr, "%s: %u vertices, %u arcs (%.0f ms to load)\n", input_name.c_str(), in.graph->n(),
-          in.graph->m(),
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  } else if (!o.graph.empty() || !o.gen.empty()) {
-    throw std::invalid_argument(o.app + " does not read a graph");
-  }
   in.source = o.source;
   in.priority = parse_priority(o.priority);
   in.seed = o.seed;
@@ -60,81 +140,160 @@ int run_app(const RunOptions& o) {
   in.max_depth = o.max_depth;
   in.moves = o.moves;
   in.depth = o.depth;
-  if (o.app == "octree") input_name = std::to_string(o.particles) + " particles";
-  if (o.app == "game") input_name = "moves '" + o.moves + "', depth " + std::to_string(o.depth);
+  label.source = "built-in";
+  if (is_app(o.app, "octree")) label.name = std::to_string(o.particles) + " particles";
+  if (is_app(o.app, "game"))
+    label.name = "moves '" + o.moves + "', depth " + std::to_string(o.depth);
+  if (!apps::is_graph_app(o.app)) {
+    in.check();
+    return in;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!o.graph.empty()) {
+    in.graph = std::make_shared<graph::Graph>(graph::read_graph(o.graph));
+    label = {o.graph, "file", "", ""};
+  } else {
+    graph::Generated g = graph::generate(o.gen, o.gen_seed);
+    label = {g.name, "generated", g.description, g.stand_in_for};
+    in.graph = std::make_shared<graph::Graph>(std::move(g.graph));
+  }
+  std::fprintf(
+      stderr, "%s: %u vertices, %u arcs (%.0f ms to %s)\n", label.name.c_str(), in.graph->n(),
+      in.graph->m(),
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+      label.source == "file" ? "load" : "generate");
   in.check();
+  return in;
+}
+
+// "usa-ny (generated stand-in for DIMACS USA-road-d.NY)", "rmat:10 (generated)", a file's name.
+std::string input_text(const InputLabel& l) {
+  if (l.source != "generated") return l.name;
+  if (!l.stand_in_for.empty()) return l.name + " (generated stand-in for " + l.stand_in_for + ")";
+  return l.name + " (generated)";
+}
+
+struct Outcome {
+  apps::Result result;
+  std::vector<double> times;
+  double median_ms = 0;
+  std::optional<apps::Validation> validation;
+};
+
+void print_json(const RunOptions& o, const InputLabel& label, const Runtime& rt,
+                const apps::RunConfig& cfg, const Outcome& out, const std::string& summary) {
+  nlohmann::json j;
+  j["app"] = o.app;
+  j["input"] = label.name;
+  j["input_source"] = label.source;
+  if (label.source == "generated") {
+    j["input_description"] = label.description;
+    j["stand_in_for"] =
+        label.stand_in_for.empty() ? nlohmann::json() : nlohmann::json(label.stand_in_for);
+  }
+  j["form"] = apps::form_name(cfg.form);
+  j["backend"] = backend_name(rt.backend());
+  j["device"] = rt.device_name();
+  j["policy"] = cfg.policy.name();
+  j["times_ms"] = out.times;
+  j["median_ms"] = out.median_ms;
+  j["result"] = summary;
+  const apps::Result& r = out.result;
+  if (cfg.form == apps::Form::multi_launch) {
+    j["rounds"] = r.rounds;
+    j["launches"] = r.launches;
+  } else {
+    j["groups"] = r.stats.initial_groups;
+    j["max_groups"] = r.stats.max_groups;
+    j["kills"] = r.stats.kills;
+    j["forked_groups"] = r.stats.forked_groups;
+    j["barriers"] = r.stats.barriers;
+  }
+  if (out.validation)
+    j["validation"] = {{"ok", out.validation->ok}, {"detail", out.validation->detail}};
+  std::cout << j.dump(2) << '\n';
+}
+
+void print_text(const RunOptions& o, const InputLabel& label, const Runtime& rt,
+                const apps::RunConfig& cfg, const Outcome& out, const std::string& summary) {
+  std::printf("%s on %s (%s, %s, %s): %.3f ms%s\n", o.app.c_str(), input_text(label).c_str(),
+              apps::form_name(cfg.form), backend_name(rt.backend()), rt.device_name().c_str(),
+              out.median_ms, out.times.size() > 1 ? " (median)" : "");
+  if (!label.description.empty()) std::printf("  input: %s\n", label.description.c_str());
+  std::printf("  %s\n", summary.c_str());
+  const apps::Result& r = out.result;
+  if (cfg.form != apps::Form::multi_launch)
+    std::printf("  %u workgroups (N = %u); %llu kills, %llu forked, %llu barriers\n",
+                r.stats.initial_groups, r.stats.max_groups,
+                static_cast<unsigned long long>(r.stats.kills),
+                static_cast<unsigned long long>(r.stats.forked_groups),
+                static_cast<unsigned long long>(r.stats.barriers));
+  else
+    std::printf("  %llu rounds, %llu launches\n", static_cast<unsigned long long>(r.rounds),
+                static_cast<unsigned long long>(r.launches));
+  if (out.validation)
+    std::printf("  validation: %s: %s\n", out.validation->ok ? "ok" : "FAILED",
+                out.validation->detail.c_str());
+}
+
+class Run : public Subcommand {
+ public:
+  const char* name() const override { return "run"; }
+  const char* description() const override { return "run one of the paper's applications"; }
+  void add_options(CLI::App& app) override {
+    add_input_options(app, o_);
+    add_run_options(app, o_);
+  }
+  int run() override;
+
+ private:
+  RunOptions o_;
+};
+
+int Run::run() {
+  const RunOptions& o = o_;
+  check_combination(o);
+  // Opened before the work so that an unwritable path fails at once, with the OS's reason.
+  std::ofstream output;
+  if (!o.output.empty()) output = open_output(o.output, "--output");
+  InputLabel label;
+  const apps::Input in = load_input(o, label);
 
   RuntimeOptions ro;
   ro.backend = parse_backend(o.backend);
   ro.cpu_slots = o.slots;
   Runtime rt(ro);
   apps::RunConfig cfg;
-  cfg.form = apps::parse_form(o.form);
-  cfg.policy = Policy::parse(o.policy);
+  cfg.form = parse_form(o.form);
+  cfg.policy = parse_policy(o.policy);
   cfg.barrier = parse_barrier(o.barrier);
   cfg.groups = o.groups;
   cfg.threads = o.threads;
   cfg.shared_carveout = o.carveout;
 
-  std::vector<double> times;
-  apps::Result r;
+  Outcome out;
   for (std::uint32_t i = 0; i < std::max(1u, o.repeat); ++i) {
-    r = apps::run(rt, in, cfg);
-    times.push_back(r.ms);
+    out.result = apps::run(rt, in, cfg);
+    out.times.push_back(out.result.ms);
   }
-  std::vector<double> sorted = times;
+  std::vector<double> sorted = out.times;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
-
-  apps::Validation v;
-  if (o.validate) v = apps::validate(in, r);
+  out.median_ms = sorted[sorted.size() / 2];
+  if (o.validate) out.validation = apps::validate(in, out.result);
   if (!o.output.empty()) {
-    std::ofstream out(o.output);
-    if (!out) throw std::runtime_error("cannot write " + o.output);
-    apps::write_output(out, in, r);
-    if (!out.flush()) throw std::runtime_error("writing " + o.output + " failed");
+    apps::write_output(output, in, out.result);
+    finish_output(output, o.output);
   }
-  const std::string summary = apps::summarize(in, r);
-  if (o.json) {
-    nlohmann::json j;
-    j["app"] = o.app;
-    j["input"] = input_name;
-    j["form"] = apps::form_name(cfg.form);
-    j["backend"] = backend_name(rt.backend());
-    j["device"] = rt.device_name();
-    j["policy"] = cfg.policy.name();
-    j["times_ms"] = times;
-    j["median_ms"] = median;
-    j["result"] = summary;
-    if (cfg.form == apps::Form::multi_launch) {
-      j["rounds"] = r.rounds;
-      j["launches"] = r.launches;
-    } else {
-      j["groups"] = r.stats.initial_groups;
-      j["max_groups"] = r.stats.max_groups;
-      j["kills"] = r.stats.kills;
-      j["forked_groups"] = r.stats.forked_groups;
-      j["barriers"] = r.stats.barriers;
-    }
-    if (o.validate) j["validation"] = {{"ok", v.ok}, {"detail", v.detail}};
-    std::cout << j.dump(2) << '\n';
-  } else {
-    std::printf("%s on %s (%s, %s, %s): %.3f ms%s\n", o.app.c_str(), input_name.c_str(),
-                apps::form_name(cfg.form), backend_name(rt.backend()), rt.device_name().c_str(),
-                median, times.size() > 1 ? " (median)" : "");
-    std::printf("  %s\n", summary.c_str());
-    if (cfg.form != apps::Form::multi_launch)
-      std::printf("  %u workgroups (N = %u); %llu kills, %llu forked, %llu barriers\n",
-                  r.stats.initial_groups, r.stats.max_groups,
-                  static_cast<unsigned long long>(r.stats.kills),
-                  static_cast<unsigned long long>(r.stats.forked_groups),
-                  static_cast<unsigned long long>(r.stats.barriers));
-    else
-      std::printf("  %llu rounds, %llu launches\n", static_cast<unsigned long long>(r.rounds),
-                  static_cast<unsigned long long>(r.launches));
-    if (o.validate) std::printf("  validation: %s: %s\n", v.ok ? "ok" : "FAILED", v.detail.c_str());
-  }
-  return o.validate && !v.ok ? 1 : 0;
+  const std::string summary = apps::summarize(in, out.result);
+  if (o.json)
+    print_json(o, label, rt, cfg, out, summary);
+  else
+    print_text(o, label, rt, cfg, out, summary);
+  return out.validation && !out.validation->ok ? exit_failed : exit_ok;
 }
+
+}  // namespace
+
+std::unique_ptr<Subcommand> run_command() { return std::make_unique<Run>(); }
 
 }  // namespace coop::cli

@@ -1,7 +1,7 @@
 // Fibers for the CPU backend: the threads of one workgroup run as fibers on one OS thread and
-// switch only at workgroup barriers and explicit pauses. This keeps a workgroup barrier at two
-// user-space context switches per thread instead of an OS-thread handoff (see docs/cpu-backend.md
-// for the measurement behind the choice).
+// switch only at workgroup barriers and explicit pauses (Boost.Context's fcontext switch). This
+// keeps a workgroup barrier at two user-space context switches per thread instead of an OS-thread
+// handoff (see docs/cpu-backend.md for the measurement behind the choice).
 #pragma once
 
 #include <cstddef>
@@ -34,8 +34,7 @@ class FiberTeam {
   static std::size_t default_stack_bytes();
 
  private:
-  struct Impl;
-  static void trampoline(unsigned lo, unsigned hi);
+  struct Impl;  // the switching machinery (Boost.Context), kept out of this header
   Impl* impl_;
   unsigned count_;
   unsigned current_ = 0;

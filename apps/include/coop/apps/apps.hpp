@@ -1,13 +1,16 @@
 // The paper's applications behind one interface: prepare an input once, run an app in any of
 // its forms on any backend, check the result against an independent CPU reference, write it.
-// Used by `coop run`, the tests and the benchmarks.
+// Used by `coop run`, the tests and the benchmarks. The apps are data: one AppInfo row each
+// (all_apps(), find_app()), so adding an app is a row and its functions.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coop/apps/common.hpp"
@@ -30,15 +33,9 @@ const char* form_name(Form f);
 /// "cooperative" | "standalone" | "multi-launch"; throws std::invalid_argument.
 Form parse_form(const std::string& s);
 
-/// The eight apps: bfs, l-sssp, p-sssp, color, mis, bc, octree, game.
-const std::vector<std::string>& app_names();
-bool is_graph_app(const std::string& app);
-bool has_multi_launch(const std::string& app);
-/// Throws std::invalid_argument naming the known apps.
-void check_app(const std::string& app);
-
 /// What an app runs on. Graph apps read `graph` as given (directed arcs for bfs, sssp and bc;
-/// color and mis use its symmetrised form); the derived graphs and device copies are made once.
+/// color and mis use its symmetrised form, p-sssp its transpose); the derived graphs and device
+/// copies are made once.
 struct Input {
   std::string app;
   std::shared_ptr<const graph::Graph> graph;  ///< graph apps
@@ -55,7 +52,8 @@ struct Input {
   /// Checks the parameters against the graph (source in range, ...); throws
   /// std::invalid_argument with the reason.
   void check() const;
-  /// The graph the app's kernel reads (symmetrised for color/mis).
+  /// The graph the app's kernel reads (symmetrised for color and mis, transposed for p-sssp);
+  /// throws std::invalid_argument for an app without a graph.
   const graph::Graph& kernel_graph() const;
 
   // Prepared on first use.
@@ -92,6 +90,57 @@ struct Result {
   std::int32_t game_value = 0;
 };
 
+struct Validation {
+  bool ok = false;
+  std::string detail;  ///< what was compared, or the first difference
+};
+
+/// The eight apps, in the order they are listed: color, mis, p-sssp, bfs, l-sssp, octree,
+/// game, bc. Tools that treat one app specially switch on AppId (the compiler then names a
+/// case left out) rather than compare names.
+enum class AppId : std::uint8_t { color, mis, p_sssp, bfs, l_sssp, octree, game, bc };
+
+/// Which graph an app's kernel reads (Input::kernel_graph()).
+enum class GraphUse : std::uint8_t {
+  none,         ///< no graph (octree, game)
+  arcs,         ///< Input::graph as given (bfs, l-sssp, bc)
+  symmetrised,  ///< every arc both ways (color, mis)
+  transposed,   ///< arcs reversed, to pull from predecessors (p-sssp)
+};
+
+/// One application: what its input needs and its entry points (the functions behind run(),
+/// validate(), summarize() and write_output()).
+struct AppInfo {
+  AppId id;
+  std::string_view name;  ///< as typed on the command line: "bfs", "l-sssp", ...
+  GraphUse graph;
+  bool needs_source;  ///< reads Input::source (checked to be a vertex)
+  bool multi_launch;  ///< has Form::multi_launch (the phased apps; not the work-stealing ones)
+  /// The app's own parameter checks, after the common graph and source checks (may be null);
+  /// throws std::invalid_argument with the reason.
+  void (*check)(const Input& in);
+  /// Launches the kernel(s) in cfg.form and fills the result (the form is already checked).
+  void (*run)(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r);
+  Validation (*validate)(const Input& in, const Result& r);
+  void (*summarize)(std::ostream& os, const Input& in, const Result& r);
+  void (*write)(std::ostream& os, const Input& in, const Result& r);
+
+  bool needs_graph() const { return graph != GraphUse::none; }
+};
+
+/// Every app, in AppId order.
+std::span<const AppInfo> all_apps();
+/// The app called `name`; throws std::invalid_argument naming the known apps.
+const AppInfo& find_app(std::string_view name);
+
+/// The app names in all_apps() order.
+const std::vector<std::string>& app_names();
+// Shorthands for find_app(app).needs_graph(), .multi_launch and the lookup alone (each throws
+// std::invalid_argument for an unknown app).
+bool is_graph_app(const std::string& app);
+bool has_multi_launch(const std::string& app);
+void check_app(const std::string& app);
+
 /// One line about a result ("reached 264346 of 264346 vertices, 617 levels").
 std::string summarize(const Input& in, const Result& r);
 
@@ -99,10 +148,6 @@ std::string summarize(const Input& in, const Result& r);
 /// or std::runtime_error when the run fails (with the reason).
 Result run(Runtime& rt, const Input& in, const RunConfig& cfg);
 
-struct Validation {
-  bool ok = false;
-  std::string detail;  ///< what was compared, or the first difference
-};
 /// Compares with the app's independent CPU reference (and checks the result's own invariants).
 Validation validate(const Input& in, const Result& r);
 

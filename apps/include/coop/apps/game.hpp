@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "coop/apps/steal.hpp"
 #include "coop/kernel.hpp"
+#include "coop/work_pool.hpp"
 
 namespace coop::apps {
 
@@ -108,8 +108,8 @@ struct Game {
     std::uint32_t* done;  ///< 1 once the root has its value
     std::int32_t* root_value;
     std::uint32_t* error;
-    std::uint32_t depth;  ///< look-ahead in plies
-    StealPools pools;
+    std::uint32_t depth;            ///< look-ahead in plies
+    WorkPool<std::uint32_t> pools;  ///< tasks: node indices
   };
   enum Kind : std::uint32_t { inner = 0, scored = 1, terminal = 2 };
   struct Shared {
@@ -126,18 +126,13 @@ struct Game {
     for (;;) {
       COOP_OFFER_KILL(ctx);
       COOP_REQUEST_FORK(ctx);
-      {
-        const std::uint32_t task = next_task(ctx, p.pools, [&] {
-          return atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
-                 atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
-        });
-        if (task == kTaskDone) break;
-        if (task == kTaskIdle) {
-          ctx.pause();
-          continue;
-        }
-        expand(ctx, p, task);
-      }
+      const auto all_done = [&] {
+        return atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
+               atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
+      };
+      if (!work_on_next_task(ctx, p.pools, all_done,
+                             [&](std::uint32_t task) { expand(ctx, p, task); }))
+        break;
     }
     COOP_END(ctx);
   }
@@ -198,8 +193,7 @@ struct Game {
       }
       p.nodes[next] = {sh.child[i], task, -kWin - 1, 0, p.nodes[task].depth + 1};
       thread_fence();  // the node before its task
-      if (!p.pools.push(ctx, ctx.group_id() % p.pools.pools, next))
-        atomic_ref<std::uint32_t>(*p.error).store(game_pools_full);
+      if (!p.pools.push(ctx, next)) atomic_ref<std::uint32_t>(*p.error).store(game_pools_full);
       ++next;
     }
     if (best > -kWin - 1)
@@ -233,17 +227,16 @@ inline std::uint64_t game_tree_nodes(std::uint32_t depth) {
 
 struct GameRun {
   GameRun(const Board& root, std::uint32_t depth, std::uint32_t pools)
-      : nodes(game_tree_nodes(depth)), steal(pools, nodes.size()) {
+      : nodes(game_tree_nodes(depth)),
+        steal(pools, WorkPoolBuffers<std::uint32_t>::capacity_for(pools, nodes.size())) {
     if (depth < 1 || depth > 10)
       throw std::invalid_argument("game: the look-ahead must be 1 to 10 plies, not " +
                                   std::to_string(depth));
     nodes[0] = {root, 0, -connect4::kWin - 1, 0, 0};
     *node_count = 1;
-    steal.items[0] = 0;
-    steal.count[0] = 1;
+    steal.push(0, 0);  // the root's task
     nodes.to_device();
-    steal.items.to_device();
-    steal.count.to_device();
+    steal.to_device();
     params = {nodes.data(), node_count.get(), std::uint32_t(nodes.size()),
               done.get(),   root_value.get(), error.get(),
               depth,        steal.view()};
@@ -252,7 +245,7 @@ struct GameRun {
   Managed<std::uint32_t> node_count, done;
   Managed<std::int32_t> root_value;
   Managed<std::uint32_t> error;
-  StealPoolBuffers steal;
+  WorkPoolBuffers<std::uint32_t> steal;
   Game::Params params;
 };
 

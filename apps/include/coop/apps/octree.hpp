@@ -17,8 +17,8 @@
 #include <tuple>
 #include <vector>
 
-#include "coop/apps/steal.hpp"
 #include "coop/kernel.hpp"
+#include "coop/work_pool.hpp"
 
 namespace coop::apps {
 
@@ -52,7 +52,7 @@ struct Octree {
     std::uint32_t n;
     std::uint32_t max_leaf;
     std::uint32_t max_depth;
-    StealPools pools;
+    WorkPool<std::uint32_t> pools;  ///< tasks: node indices
   };
   struct Shared {
     std::uint32_t count[8];
@@ -67,18 +67,13 @@ struct Octree {
     for (;;) {
       COOP_OFFER_KILL(ctx);
       COOP_REQUEST_FORK(ctx);
-      {
-        const std::uint32_t task = next_task(ctx, p.pools, [&] {
-          return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
-                 atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
-        });
-        if (task == kTaskDone) break;
-        if (task == kTaskIdle) {
-          ctx.pause();
-          continue;
-        }
-        split(ctx, p, task);
-      }
+      const auto all_done = [&] {
+        return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
+               atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
+      };
+      if (!work_on_next_task(ctx, p.pools, all_done,
+                             [&](std::uint32_t task) { split(ctx, p, task); }))
+        break;
     }
     COOP_END(ctx);
   }
@@ -135,7 +130,7 @@ struct Octree {
       for (std::uint32_t k = 0; k < 8; ++k) {
         if ((sh.leaf_mask >> k) & 1)
           leaves += sh.count[k];
-        else if (!p.pools.push(ctx, ctx.group_id() % p.pools.pools, sh.first + k))
+        else if (!p.pools.push(ctx, sh.first + k))
           atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
       }
       if (leaves) atomic_ref<std::uint32_t>(*p.placed).fetch_add(leaves);
@@ -177,7 +172,7 @@ struct OctreeRun {
         nodes(1 + 8 * std::min<std::uint64_t>(
                           std::uint64_t(max_depth) * (particles.size() / (max_leaf + 1) + 1),
                           (1ull << 27))),
-        steal(pools, nodes.size() / 8 + 1) {
+        steal(pools, WorkPoolBuffers<std::uint32_t>::capacity_for(pools, nodes.size() / 8 + 1)) {
     const std::uint32_t n = std::uint32_t(particles.size());
     nodes[0] = {0.5f, 0.5f, 0.5f, 0.5f, 0, n, 0, 0};
     *node_count = 1;
@@ -185,11 +180,9 @@ struct OctreeRun {
       for (std::uint32_t i = 0; i < n; ++i) out[i] = particles[i];
       *placed = n;
     } else {
-      steal.items[0] = 0;
-      steal.count[0] = 1;
-      steal.items.to_device();
-      steal.count.to_device();
+      steal.push(0, 0);  // the root cell's task
     }
+    steal.to_device();
     for (auto* a : {&b0, &b1, &out}) a->to_device();
     nodes.to_device();
     params = {{b0.data(), b1.data()},
@@ -207,7 +200,7 @@ struct OctreeRun {
   ManagedArray<Particle> b0, b1, out;
   ManagedArray<OctreeNode> nodes;
   Managed<std::uint32_t> node_count, placed, error;
-  StealPoolBuffers steal;
+  WorkPoolBuffers<std::uint32_t> steal;
   Octree::Params params;
 };
 

@@ -80,8 +80,8 @@ std::string format_duration(double seconds);
 std::vector<std::filesystem::path> write_csv(const std::filesystem::path& dir,
                                              const std::vector<json>& results);
 
-/// Median, spread and tail of samples, as JSON ({"n", "median", "min", "max", "p10", "p90",
-/// "p99"}; {"n": 0} when empty).
+/// Median, spread and tail of samples (interpolated as Percentiles does), as JSON ({"n", "median",
+/// "min", "max", "p10", "p90", "p99"}; {"n": 0} when empty).
 json summarize(std::vector<double> samples);
 
 }  // namespace coop::bench

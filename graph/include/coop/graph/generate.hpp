@@ -36,8 +36,9 @@ Graph circuit_like(std::uint32_t n, std::uint64_t seed);
 
 struct Generated {
   Graph graph;
-  std::string name;         ///< the preset or spec
-  std::string description;  ///< what it is, and "stand-in for ..." where it replaces a real graph
+  std::string name;          ///< the preset or spec
+  std::string description;   ///< what it is, and "stand-in for ..." where it replaces a real graph
+  std::string stand_in_for;  ///< the real graph a preset replaces ("" when it replaces none)
 };
 
 /// The paper's inputs by name: ecology, g3_circuit, usa-ny, usa-nw, usa-w, rmat20, rmat22,
@@ -46,5 +47,8 @@ std::vector<std::string> preset_names();
 /// A preset name, or a spec: grid:RxC, rmat:SCALE[:EDGEFACTOR], uniform:N:M, road:N,
 /// circuit:N. Throws std::invalid_argument naming the spec and what is wrong.
 Generated generate(const std::string& spec, std::uint64_t seed = 1);
+/// What generate(spec) would make (name, description, stand_in_for; an empty graph), without
+/// making it: checks a spec cheaply and lists the presets. Throws like generate.
+Generated describe(const std::string& spec);
 
 }  // namespace coop::graph

@@ -1,0 +1,251 @@
+// The bench configurations: the built-in ones, reading a configuration, and planning it into
+// units.
+#include "config.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "coop/apps/apps.hpp"
+#include "coop/bench/experiments.hpp"
+
+namespace coop::bench {
+
+namespace {
+
+// ------------------------------------------------------------------ configurations
+
+const char* const kPaperConfig = R"({
+  "name": "paper",
+  "pairs": [
+    {"name": "color/ecology", "app": "color", "input": "ecology", "priority": "id"},
+    {"name": "color/g3_circuit", "app": "color", "input": "g3_circuit", "priority": "id"},
+    {"name": "mis/ecology", "app": "mis", "input": "ecology", "priority": "id"},
+    {"name": "mis/g3_circuit", "app": "mis", "input": "g3_circuit", "priority": "id"},
+    {"name": "p-sssp/usa-ny", "app": "p-sssp", "input": "usa-ny"},
+    {"name": "bfs/usa-w", "app": "bfs", "input": "usa-w"},
+    {"name": "bfs/rmat22", "app": "bfs", "input": "rmat22"},
+    {"name": "l-sssp/usa-nw", "app": "l-sssp", "input": "usa-nw"},
+    {"name": "l-sssp/rmat20", "app": "l-sssp", "input": "rmat20"},
+    {"name": "octree", "app": "octree", "particles": 1048576},
+    {"name": "game", "app": "game", "depth": 8},
+    {"name": "bc/1k-128k", "app": "bc", "input": "1k-128k", "in_geomean": false}
+  ],
+  "overhead": {"pairs": "all", "reps": 5},
+  "multitasking": {
+    "pairs": "all-in-geomean",
+    "workloads": [
+      {"name": "light", "period_ms": 70, "gpu_ms": 3},
+      {"name": "medium", "period_ms": 40, "gpu_ms": 3},
+      {"name": "heavy", "period_ms": 40, "gpu_ms": 10}
+    ],
+    "min_periods": 10,
+    "variants": [
+      {"name": "cooperative", "task": "matmul", "policy": "cooperative",
+       "groups": ["1", "N/4", "N/2", "N-1"], "barriers": ["plain", "query"]},
+      {"name": "cublas", "task": "cublas", "policy": "cooperative",
+       "groups": ["N/2", "N-1"], "barriers": ["query"]},
+      {"name": "kernel-level", "task": "matmul", "policy": "kernel", "groups": ["N"],
+       "barriers": ["query"]},
+      {"name": "hybrid", "task": "matmul", "policy": "hybrid:0.5", "groups": ["N/4", "N"],
+       "barriers": ["query"]},
+      {"name": "priority-only", "task": "matmul", "form": "standalone", "groups": ["N"]},
+      {"name": "multi-launch", "task": "matmul", "form": "multi-launch", "groups": ["N"]}
+    ]
+  }
+})";
+
+const char* const kQuickConfig = R"({
+  "name": "quick",
+  "pairs": [
+    {"name": "bfs/road", "app": "bfs", "input": "road:3000"},
+    {"name": "color/grid", "app": "color", "input": "grid:40x40"},
+    {"name": "octree", "app": "octree", "particles": 8192},
+    {"name": "game", "app": "game", "depth": 4}
+  ],
+  "overhead": {"pairs": "all", "reps": 3},
+  "multitasking": {
+    "pairs": ["bfs/road", "octree"],
+    "workloads": [{"name": "heavy", "period_ms": 40, "gpu_ms": 10}],
+    "min_periods": 4,
+    "variants": [
+      {"name": "cooperative", "task": "matmul", "policy": "cooperative",
+       "groups": ["1", "N/2"], "barriers": ["plain", "query"]},
+      {"name": "kernel-level", "task": "matmul", "policy": "kernel", "groups": ["N"],
+       "barriers": ["query"]}
+    ]
+  }
+})";
+
+// ------------------------------------------------------------------ planning
+
+std::string need_string(const json& j, const char* field, const std::string& where) {
+  if (!j.contains(field) || !j[field].is_string())
+    throw std::invalid_argument(where + ": '" + field + "' must be a string");
+  return j[field].get<std::string>();
+}
+
+double need_number(const json& j, const char* field, const std::string& where) {
+  if (!j.contains(field) || !j[field].is_number() || j[field].get<double>() <= 0)
+    throw std::invalid_argument(where + ": '" + field + "' must be a positive number");
+  return j[field].get<double>();
+}
+
+// "all", "all-in-geomean" or a list of names.
+std::vector<std::string> select_pairs(const json& config, const json& which,
+                                      const std::string& where) {
+  std::vector<std::string> names;
+  if (which.is_string()) {
+    const std::string w = which.get<std::string>();
+    if (w != "all" && w != "all-in-geomean")
+      throw std::invalid_argument(where +
+                                  ": 'pairs' must be \"all\", \"all-in-geomean\" or a list");
+    for (const json& p : config["pairs"])
+      if (w == "all" || p.value("in_geomean", true)) names.push_back(p["name"]);
+  } else if (which.is_array()) {
+    for (const json& n : which) names.push_back(find_pair(config, n.get<std::string>())["name"]);
+  } else {
+    throw std::invalid_argument(where + ": 'pairs' must be \"all\", \"all-in-geomean\" or a list");
+  }
+  return names;
+}
+
+}  // namespace
+
+const json& find_pair(const json& config, const std::string& name) {
+  for (const json& p : config["pairs"])
+    if (p.value("name", "") == name) return p;
+  throw std::invalid_argument("no pair named '" + name + "' in the configuration's pairs");
+}
+
+std::uint32_t resolve_groups(const std::string& spec, std::uint32_t n) {
+  if (spec == "N") return n;
+  if (spec == "N-1") return std::max(1u, n - 1);
+  if (spec == "N/2") return std::max(1u, n / 2);
+  if (spec == "N/4") return std::max(1u, n / 4);
+  if (spec == "1") return 1;
+  throw std::invalid_argument("groups must be 1, N/4, N/2, N-1 or N, got '" + spec + "'");
+}
+
+int carveout_of(const json& o) {
+  return o.value("shared_carveout", LaunchConfig{}.shared_carveout);
+}
+
+std::vector<std::string> builtin_config_names() { return {"paper", "quick"}; }
+
+json builtin_config(const std::string& name) {
+  if (name == "paper") return json::parse(kPaperConfig);
+  if (name == "quick") return json::parse(kQuickConfig);
+  throw std::invalid_argument("no built-in configuration '" + name + "' (paper, quick)");
+}
+
+namespace {
+
+void check_carveout(const json& o, const std::string& where) {
+  if (!o.contains("shared_carveout")) return;
+  const json& c = o["shared_carveout"];
+  if (!c.is_number_integer() || c.get<int>() < -1 || c.get<int>() > 100)
+    throw std::invalid_argument(where + ": 'shared_carveout' must be -1 or a percentage 0-100");
+}
+
+// Every pair names itself once and an app, and a graph app its input; only known experiments.
+void check_pairs(const json& config) {
+  if (!config.is_object() || !config.contains("pairs") || !config["pairs"].is_array())
+    throw std::invalid_argument("configuration: 'pairs' must be a list");
+  std::set<std::string> names;
+  for (const json& p : config["pairs"]) {
+    const std::string name = need_string(p, "name", "a pair");
+    const std::string app = need_string(p, "app", "pair " + name);
+    if (apps::find_app(app).needs_graph()) need_string(p, "input", "pair " + name);
+    if (!names.insert(name).second)
+      throw std::invalid_argument("pair '" + name + "' is named twice");
+  }
+  for (auto it = config.begin(); it != config.end(); ++it)
+    if (it.key() != "name" && it.key() != "pairs" && it.key() != "overhead" &&
+        it.key() != "multitasking")
+      throw std::invalid_argument("configuration: unknown experiment '" + it.key() +
+                                  "' (overhead, multitasking)");
+}
+
+void plan_overhead(const json& config, std::vector<Unit>& units) {
+  const json& o = config["overhead"];
+  const int reps = o.value("reps", 5);
+  if (reps < 1) throw std::invalid_argument("overhead: 'reps' must be at least 1");
+  check_carveout(o, "overhead");
+  for (const std::string& pair : select_pairs(config, o.value("pairs", json("all")), "overhead"))
+    units.push_back(
+        {"overhead/" + pair, "overhead", {{"pair", pair}, {"reps", reps}}, double(reps) * 3});
+}
+
+// Checks a multitasking variant's fields; returns its form.
+apps::Form check_variant(const json& v, const std::string& where) {
+  const std::string task = v.value("task", "matmul");
+  if (task != "matmul" && task != "cublas")
+    throw std::invalid_argument(where + ": 'task' must be matmul or cublas");
+  const apps::Form form = apps::parse_form(v.value("form", "cooperative"));
+  PreemptionPolicy::parse(v.value("policy", "cooperative"));
+  check_carveout(v, where);
+  for (const json& g : v.value("groups", json::array({"N/2"})))
+    resolve_groups(g.get<std::string>(), 4);
+  return form;
+}
+
+// One variant's units: per workload, pair, groups request and (cooperative graph apps only)
+// barrier.
+void plan_variant(const json& config, const json& v, const std::vector<std::string>& pairs,
+                  double min_periods, std::vector<Unit>& units) {
+  const json& m = config["multitasking"];
+  const std::string vname = need_string(v, "name", "a multitasking variant");
+  const apps::Form form = check_variant(v, "multitasking variant " + vname);
+  const json groups = v.value("groups", json::array({"N/2"}));
+  for (const json& w : m["workloads"]) {
+    const std::string wname = need_string(w, "name", "a workload");
+    const double period = need_number(w, "period_ms", "workload " + wname);
+    need_number(w, "gpu_ms", "workload " + wname);
+    for (const std::string& pair : pairs) {
+      const apps::AppInfo& app = apps::find_app(find_pair(config, pair)["app"].get<std::string>());
+      if (form == apps::Form::multi_launch && !app.multi_launch) continue;
+      // The barrier variant matters only for cooperative graph apps.
+      json barriers = json::array({nullptr});
+      if (form == apps::Form::cooperative && app.needs_graph())
+        barriers = v.value("barriers", json::array({"query"}));
+      for (const json& g : groups)
+        for (const json& b : barriers) {
+          std::string key =
+              "multitasking/" + vname + "/" + pair + "/" + wname + "/k=" + g.get<std::string>();
+          if (!b.is_null()) key += "/" + b.get<std::string>();
+          units.push_back({key,
+                           "multitasking",
+                           {{"pair", pair},
+                            {"variant", v},
+                            {"workload", w},
+                            {"groups", g},
+                            {"barrier", b},
+                            {"min_periods", min_periods}},
+                           period * min_periods / 100.0 + 1});
+        }
+    }
+  }
+}
+
+void plan_multitasking(const json& config, std::vector<Unit>& units) {
+  const json& m = config["multitasking"];
+  const auto pairs = select_pairs(config, m.value("pairs", json("all")), "multitasking");
+  if (!m.contains("workloads") || !m["workloads"].is_array() || !m.contains("variants") ||
+      !m["variants"].is_array())
+    throw std::invalid_argument("multitasking: 'workloads' and 'variants' must be lists");
+  const double min_periods = m.value("min_periods", 10.0);
+  for (const json& v : m["variants"]) plan_variant(config, v, pairs, min_periods, units);
+}
+
+}  // namespace
+
+std::vector<Unit> plan(const json& config) {
+  check_pairs(config);
+  std::vector<Unit> units;
+  if (config.contains("overhead")) plan_overhead(config, units);
+  if (config.contains("multitasking")) plan_multitasking(config, units);
+  return units;
+}
+
+}  // namespace coop::bench

@@ -1,0 +1,63 @@
+// What a Runner keeps between units (inputs, calibrated tasks, alone timings, the runs already
+// validated) and the two experiments, each in its own file (overhead.cpp, multitasking.cpp).
+// Internal to coop::bench.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "coop/apps/apps.hpp"
+#include "coop/bench/experiments.hpp"
+#include "tasks.hpp"
+
+namespace coop::bench {
+
+// The multitasking experiment's pieces (multitasking.cpp).
+struct TaskPlan;
+struct AppRuns;
+
+struct Runner::State {
+  Runtime& rt;
+  json config;
+  std::map<std::string, std::unique_ptr<apps::Input>> inputs;
+  std::map<std::string, std::unique_ptr<TaskWork>> tasks;
+  /// An app's time alone in one form (and barrier, carveout), measured once per process.
+  struct Alone {
+    double ms = 0;
+    std::uint32_t groups = 0;
+  };
+  std::map<std::string, Alone> alone_runs;
+  std::set<std::string> validated;
+
+  State(Runtime& r, json c) : rt(r), config(std::move(c)) {}
+
+  /// The pair's input, made on first use.
+  apps::Input& input(const std::string& pair);
+  /// What the pair runs on, for the results: the graph's name, the particles or the depth.
+  static std::string describe_input(const json& pair, const apps::Input& in);
+  /// A calibrated task of this kind and length, made on first use.
+  TaskWork& task(const std::string& kind, double gpu_ms);
+  /// Validates one run per (pair, what) and process: the tests check every form under
+  /// adversarial schedules; this guards the benchmark's own runs. Throws on a wrong result.
+  std::string validate_once(const std::string& what, const apps::Input& in, const apps::Result& r);
+
+  json overhead(const Unit& u);
+  json multitasking(const Unit& u);
+
+ private:
+  const Alone& alone_run(const std::string& key, const apps::Input& in, const apps::RunConfig& cfg,
+                         std::string& validation);
+  AppRuns run_beside_tasks(const apps::Input& in, apps::RunConfig cfg, TaskWork& work,
+                           const TaskPlan& plan, double span_ms, const std::string& alone_key,
+                           std::string& validation);
+};
+
+/// A job's counters as JSON.
+json to_json(const JobStats& s);
+/// M over time relative to the job's start, at most `limit` points.
+json timeline(const JobStats& s, std::size_t limit = 400);
+
+}  // namespace coop::bench

@@ -1,0 +1,229 @@
+// Work stealing for cooperative kernels: one lock-protected LIFO pool of tasks per workgroup id
+// (the paper's design), in memory every workgroup can reach, so the tasks of a workgroup that the
+// scheduler kills stay stealable by the others. Works on every backend (host and device code):
+// the locks are atomic_ref compare-and-swaps, and a workgroup waiting for a lock calls
+// ctx.pause(), which lets the holder run where workgroups share a core.
+//
+// Only one thread of a workgroup (thread 0 in next_task) touches the pools. A lock is held for a
+// few instructions and never across a cooperative primitive, so its holder is never killed while
+// holding it.
+//
+//   struct Params { WorkPool<std::uint32_t> pool; ... };           // a view, passed by value
+//   COOP_BEGIN(ctx);
+//   for (;;) {
+//     COOP_OFFER_KILL(ctx);
+//     COOP_REQUEST_FORK(ctx);
+//     if (!work_on_next_task(ctx, p.pool, all_done, [&](std::uint32_t task) { ... })) break;
+//   }
+//   COOP_END(ctx);
+//
+// with the pools' memory owned on the host by WorkPoolBuffers<std::uint32_t>.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "coop/atomic.hpp"
+#include "coop/config.hpp"
+#include "coop/memory.hpp"
+
+namespace coop {
+
+/// Per-workgroup task pools (a view: trivially copyable, goes into kernel parameters). Task must
+/// be trivially copyable. Pool q holds up to `capacity` tasks at items[q * capacity ...].
+template <class Task>
+struct WorkPool {
+  static_assert(std::is_trivially_copyable_v<Task>, "tasks are copied as plain memory");
+
+  std::uint32_t* lock;   ///< per pool: 0 free, 1 held
+  std::uint32_t* count;  ///< per pool: tasks in it
+  Task* items;           ///< pools * capacity slots
+  std::uint32_t pools;
+  std::uint32_t capacity;
+
+  /// The pool a workgroup pushes to and pops from first (there may be fewer pools than
+  /// workgroups; computed at each call because forks give new workgroups new ids).
+  template <class Ctx>
+  COOP_HD std::uint32_t home(Ctx& ctx) const {
+    return ctx.group_id() % pools;
+  }
+
+  /// Pushes into pool `home`, or the next pool with room. False only if every pool is full.
+  template <class Ctx>
+  COOP_HD bool push(Ctx& ctx, std::uint32_t home, const Task& task) const {
+    for (std::uint32_t i = 0; i < pools; ++i) {
+      const std::uint32_t q = (home + i) % pools;
+      acquire(ctx, q);
+      const std::uint32_t c = count[q];
+      if (c < capacity) {
+        items[std::uint64_t(q) * capacity + c] = task;
+        atomic_ref<std::uint32_t>(count[q]).store(c + 1, memory_order::relaxed);
+        release(q);
+        return true;
+      }
+      release(q);
+    }
+    return false;
+  }
+  /// push() into the calling workgroup's home pool.
+  template <class Ctx>
+  COOP_HD bool push(Ctx& ctx, const Task& task) const {
+    return push(ctx, home(ctx), task);
+  }
+
+  /// Pops the newest task of pool `home`, else steals the newest task of another pool, scanning
+  /// from pool `start % pools` on and skipping pools that are empty or locked.
+  template <class Ctx>
+  COOP_HD bool take(Ctx& ctx, std::uint32_t home, std::uint64_t start, Task& task) const {
+    if (atomic_ref<std::uint32_t>(count[home]).load(memory_order::relaxed) != 0) {
+      acquire(ctx, home);
+      const bool got = pop_locked(home, task);
+      release(home);
+      if (got) return true;
+    }
+    for (std::uint32_t i = 0; i < pools; ++i) {
+      const std::uint32_t q = std::uint32_t((start + i) % pools);
+      if (q == home || atomic_ref<std::uint32_t>(count[q]).load(memory_order::relaxed) == 0)
+        continue;
+      if (!try_acquire(q)) continue;
+      const bool got = pop_locked(q, task);
+      release(q);
+      if (got) return true;
+    }
+    return false;
+  }
+  /// take() for the calling workgroup: its home pool, then stealing from the pools after it
+  /// (workgroups start their scans at different pools, so thieves spread out).
+  template <class Ctx>
+  COOP_HD bool take(Ctx& ctx, Task& task) const {
+    return take(ctx, home(ctx), std::uint64_t(ctx.group_id()) + 1, task);
+  }
+
+ private:
+  template <class Ctx>
+  COOP_HD void acquire(Ctx& ctx, std::uint32_t q) const {
+    for (;;) {
+      std::uint32_t free = 0;
+      if (atomic_ref<std::uint32_t>(lock[q]).cas(free, 1, memory_order::acquire)) return;
+      ctx.pause();
+    }
+  }
+  COOP_HD bool try_acquire(std::uint32_t q) const {
+    if (atomic_ref<std::uint32_t>(lock[q]).load(memory_order::relaxed) != 0) return false;
+    std::uint32_t free = 0;
+    return atomic_ref<std::uint32_t>(lock[q]).cas(free, 1, memory_order::acquire);
+  }
+  COOP_HD void release(std::uint32_t q) const {
+    atomic_ref<std::uint32_t>(lock[q]).store(0, memory_order::release);
+  }
+  COOP_HD bool pop_locked(std::uint32_t q, Task& task) const {
+    const std::uint32_t c = count[q];
+    if (c == 0) return false;
+    task = items[std::uint64_t(q) * capacity + c - 1];
+    atomic_ref<std::uint32_t>(count[q]).store(c - 1, memory_order::relaxed);
+    return true;
+  }
+};
+
+/// What next_task found for a workgroup.
+enum class NextTask : std::uint32_t {
+  task,  ///< a task to work on
+  idle,  ///< no task now (others may still push some): pause and ask again
+  done,  ///< the caller's done() said the work is over
+};
+
+namespace detail {
+/// ctx.broadcast for any trivially copyable value, in 8-byte pieces (broadcast moves 8 bytes).
+template <class Ctx, class T>
+COOP_HD T broadcast_value(Ctx& ctx, const T& value) {
+  constexpr std::size_t words = (sizeof(T) + 7) / 8;
+  std::uint64_t bits[words] = {};
+  std::memcpy(bits, &value, sizeof(T));
+  for (std::size_t w = 0; w < words; ++w) bits[w] = ctx.broadcast(bits[w]);
+  T out;
+  std::memcpy(&out, bits, sizeof(T));
+  return out;
+}
+}  // namespace detail
+
+/// The top of a work-stealing loop (after its offer_kill / request_fork), called by every thread
+/// of the workgroup: thread 0 takes the workgroup's next task (its home pool first, then
+/// stealing) unless `done()` says the work is over, and every thread gets the answer.
+template <class Ctx, class Task, class Done>
+COOP_HD NextTask next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Task& task) {
+  NextTask found = NextTask::idle;
+  if (ctx.local_id() == 0) {
+    if (done())
+      found = NextTask::done;
+    else if (pool.take(ctx, task))
+      found = NextTask::task;
+  }
+  if constexpr (sizeof(Task) <= 4) {  // the answer and the task in one broadcast
+    std::uint32_t task_bits = 0;
+    if (found == NextTask::task) std::memcpy(&task_bits, &task, sizeof(Task));
+    const std::uint64_t both =
+        ctx.broadcast(std::uint64_t(found) << 32 | task_bits);  // one workgroup barrier pair
+    found = NextTask(both >> 32);
+    task_bits = std::uint32_t(both);
+    if (found == NextTask::task) std::memcpy(&task, &task_bits, sizeof(Task));
+  } else {
+    found = NextTask(ctx.broadcast(std::uint32_t(found)));
+    if (found == NextTask::task) task = detail::broadcast_value(ctx, task);
+  }
+  return found;
+}
+
+/// One turn of a work-stealing loop: next_task, then `work(task)` on every thread, or a pause when
+/// there was no task. Returns false once `done()` said the work is over (leave the loop).
+template <class Ctx, class Task, class Done, class Work>
+COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Work&& work) {
+  Task task{};
+  const NextTask found = next_task(ctx, pool, done, task);
+  if (found == NextTask::done) return false;
+  if (found == NextTask::idle)
+    ctx.pause();
+  else
+    work(task);
+  return true;
+}
+
+/// The memory of `pools` pools with `capacity` slots each, visible to the host and every
+/// backend's workgroups. Seed the first tasks with push() before the launch.
+template <class Task>
+class WorkPoolBuffers {
+ public:
+  WorkPoolBuffers(std::uint32_t pools, std::uint32_t capacity)
+      : capacity_(capacity), lock_(pools), count_(pools), items_(std::uint64_t(pools) * capacity) {}
+
+  /// A capacity with which `pools` pools hold `total` tasks between them and have 64 slots of
+  /// slack each, so that uneven pushes overflow into other pools only rarely.
+  static std::uint32_t capacity_for(std::uint32_t pools, std::uint64_t total) {
+    return std::uint32_t(total / pools + 64);
+  }
+
+  /// Puts `task` into pool `pool` from the host (before the launch). False if it is full.
+  bool push(std::uint32_t pool, const Task& task) {
+    if (count_[pool] == capacity_) return false;
+    items_[std::uint64_t(pool) * capacity_ + count_[pool]++] = task;
+    return true;
+  }
+  /// Moves the pools to the GPU ahead of the launch (nothing to do on the CPU backend).
+  void to_device() const {
+    lock_.to_device();
+    count_.to_device();
+    items_.to_device();
+  }
+  WorkPool<Task> view() { return {lock_.data(), count_.data(), items_.data(), pools(), capacity_}; }
+  std::uint32_t pools() const { return std::uint32_t(lock_.size()); }
+  std::uint32_t capacity() const { return capacity_; }
+  /// Tasks in pool q (read after the job ended).
+  std::uint32_t size(std::uint32_t q) const { return count_[q]; }
+
+ private:
+  std::uint32_t capacity_;
+  ManagedArray<std::uint32_t> lock_, count_;
+  ManagedArray<Task> items_;
+};
+
+}  // namespace coop

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The coop command's conventions (docs/cli.md): --version, one exit-code scheme (2 and a
+# "coop: " message for every usage error, whatever parsed it), --json as one JSON document on
+# stdout, options checked before any work, the OS's reason for an unwritable output, and a clean
+# error for a task larger than the device.
+# usage: cli_conventions.sh COOP BENCH_CONFIG
+set -uo pipefail
+coop=$1 config=$2
+py=/usr/bin/python3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect RC NEEDLE ARGS...: runs coop ARGS (at most 120 s), checks its exit code and that stderr
+# contains NEEDLE.
+expect() {
+  local want=$1 needle=$2
+  shift 2
+  timeout 120 "$coop" "$@" > "$dir/out" 2> "$dir/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "coop $*: exit $rc, expected $want"; cat "$dir/err"; return
+  fi
+  grep -qF -- "$needle" "$dir/err" || { fail "coop $*: stderr lacks '$needle'"; cat "$dir/err"; }
+}
+
+# --version: the project version and the commit.
+out=$("$coop" --version) || fail "--version exited $?"
+[[ $out =~ ^coop\ [0-9]+\.[0-9]+\.[0-9]+\ \(commit\ .+\)$ ]] || fail "--version printed '$out'"
+"$coop" --help | grep -q "^Exit codes" || fail "--help does not list the exit codes"
+
+# Usage errors: exit 2 with a "coop: " message, for CLI11's errors and coop's own checks alike.
+for cmd in info demo "run bfs" bench fuzz-schedule stress; do
+  # shellcheck disable=SC2086
+  expect 2 "coop: " $cmd --no-such-option
+done
+expect 2 "coop: " run
+expect 2 "coop: --policy" demo --policy nasty
+expect 2 "coop: --barrier" run bfs --gen grid:4x4 --barrier sideways
+expect 2 "coop: --backend" bench --backend gpu --list
+expect 2 "coop: --apps" fuzz-schedule --apps bfs,nope
+expect 2 "coop: --backend" stress --backend gpu
+expect 2 "coop: --stall-seconds" stress --stall-seconds -1
+expect 2 "coop: --gen" run bfs --gen grid:0x4
+expect 2 "coop: --graph" run bfs --graph "$dir/no-such-graph.gr"
+expect 2 "coop: " run octree --gen grid:4x4
+expect 2 "needs a seed" run bfs --gen grid:4x4 --policy adversarial
+expect 2 "coop: --seeds" fuzz-schedule --seeds -3
+
+# Checked before any work: the 6-million-vertex preset is never generated (its load line is
+# printed once it is).
+expect 2 "coop: --policy" run bfs --gen usa-w --policy nasty
+grep -q "vertices" "$dir/err" && fail "the graph was generated before --policy was checked"
+# An unwritable output fails first, with the OS's reason.
+expect 2 "No such file or directory" run bfs --gen usa-w --output "$dir/no-such-dir/levels.txt"
+grep -q "vertices" "$dir/err" && fail "the graph was generated before --output was opened"
+expect 2 "No such file or directory" stress --backend cpu --json-file "$dir/no-such-dir/s.json"
+
+# A task larger than the device: a clean usage error, no crash, no job left running.
+expect 2 "coop: --task-groups 9" demo --backend cpu --slots 8 --task-groups 9
+
+# --json: one JSON document on stdout, whatever the subcommand.
+json_ok() {
+  local what=$1
+  shift
+  timeout 200 "$coop" "$@" > "$dir/json" 2> "$dir/err"
+  local rc=$?
+  [ "$rc" -eq 0 ] || { fail "coop $what: exit $rc"; cat "$dir/err"; return; }
+  "$py" -c 'import json,sys; json.load(sys.stdin)' < "$dir/json" || fail "coop $what: not JSON"
+}
+json_ok info info --json
+json_ok "run --json" run bfs --gen grid:16x16 --backend cpu --validate --json
+"$py" -c 'import json,sys; d=json.load(sys.stdin); assert d["input_source"]=="generated" and d["stand_in_for"] is None, d' < "$dir/json" || fail "run --json: the input is not labelled as generated"
+json_ok "demo --json" demo --backend cpu --size 2000 --json
+json_ok "bench --list --json" bench --backend cpu --config "$config" --list --json
+"$py" -c 'import json,sys; d=json.load(sys.stdin); assert d["count"]==len(d["units"])>0, d' < "$dir/json" || fail "bench --list --json: no units"
+json_ok "bench --print-config" bench --backend cpu --config "$config" --print-config
+json_ok "fuzz-schedule --json" fuzz-schedule --backend cpu --seeds 1 --apps bfs,game --json
+json_ok "stress --json" stress --backend cpu --cycles 10 --tasks 8 --churn-seconds 1 --json \
+  --json-file "$dir/stress.json"
+cmp -s <("$py" -c 'import json,sys; print(json.load(sys.stdin))' < "$dir/json") \
+  <("$py" -c 'import json,sys; print(json.load(sys.stdin))' < "$dir/stress.json") ||
+  fail "stress: --json and --json-file differ"
+
+# The generator presets are listed, stand-ins labelled as such.
+"$coop" run --help | grep -q "usa-ny: .*stand-in for DIMACS" || fail "run --help lists no presets"
+
+[ "$fails" -eq 0 ] || { echo "$fails failures"; exit 1; }
+echo "CLI conventions ok"

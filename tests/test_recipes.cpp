@@ -1,0 +1,108 @@
+// The kernel author's guide's recipes (docs/guide.md; examples/kernels/jacobi.hpp and
+// prime_queue.hpp) give the sequential reference's results under adversarial schedules (random
+// kill / fork / resize decisions, reproducible from the seed) and beside high-priority tasks,
+// so that the guide's code cannot rot.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend.hpp"
+#include "kernels/jacobi.hpp"
+#include "kernels/prime_queue.hpp"
+
+using namespace coop;
+using namespace coop::examples;
+
+namespace {
+// Each run has dozens of barriers: a fifth of the examples' seeds keeps the suite's time.
+std::uint64_t recipe_seeds() { return std::max<std::uint64_t>(1, test::seeds() / 5); }
+}  // namespace
+
+TEST(JacobiRecipe, AdversarialSchedulesMatchTheSequentialIteration) {
+  auto rt = test::make_runtime(8);
+  const std::uint64_t n = recipe_seeds();
+  std::uint64_t kills = 0, forked = 0, converged = 0;
+  for (std::uint64_t seed = 1; seed <= n; ++seed) {
+    // Plates of 3x3 to 20x20; some converge before max_iters, some stop there.
+    const std::uint32_t side = 3 + std::uint32_t(seed % 18);
+    const std::uint32_t tolerance = std::uint32_t(seed % 4) * 50;
+    const std::uint32_t max_iters = 8 + std::uint32_t(seed % 5) * 12;
+    JacobiBuffers b(side, tolerance, max_iters);
+    auto job =
+        rt->launch<Jacobi>({.max_groups = 1 + std::uint32_t(seed % 8),
+                            .threads = 1 + std::uint32_t(seed % 4),
+                            .policy = test::adversarial(seed),
+                            .barrier = seed % 2 ? ResizeBarrier::query : ResizeBarrier::plain},
+                           b.params());
+    job.wait();
+    const auto [plate, iterations] = JacobiBuffers::reference(side, tolerance, max_iters);
+    ASSERT_EQ(*b.iterations, iterations) << "seed " << seed;
+    ASSERT_EQ(b.result(), plate) << "seed " << seed;
+    converged += iterations < max_iters;
+    kills += job.stats().kills;
+    forked += job.stats().forked_groups;
+  }
+  EXPECT_GT(converged, 0u) << "no run stopped by the termination test";
+  EXPECT_LT(converged, n) << "every run converged: max_iters was never tested";
+  EXPECT_GT(kills, n);  // the adversary resized at the barriers
+  if (test::under_sanitizer())
+    EXPECT_EQ(forked, 0u) << "the shrink-only adversary forked";
+  else
+    EXPECT_GT(forked, n);
+}
+
+TEST(PrimeQueueRecipe, AdversarialSchedulesCountEveryChunkOnce) {
+  auto rt = test::make_runtime(8);
+  const std::uint64_t n = recipe_seeds();
+  std::uint64_t kills = 0, forked = 0;
+  for (std::uint64_t seed = 1; seed <= n; ++seed) {
+    const std::uint64_t limit = 1000 + seed * 7919 % 20000, chunk = 16 + seed % 200;
+    const std::uint32_t threads = 1 + std::uint32_t(seed % 4);
+    PrimeQueueBuffers::check_threads(threads);
+    PrimeQueueBuffers b(limit, chunk);
+    auto job = rt->launch<PrimeQueue>({.max_groups = 1 + std::uint32_t(seed % 8),
+                                       .threads = threads,
+                                       .policy = test::adversarial(seed)},
+                                      b.params());
+    job.wait();
+    // Per chunk: a lost chunk, or one counted twice, shows here even where a total would not.
+    ASSERT_EQ(b.per_chunk.to_vector(), PrimeQueueBuffers::reference(limit, chunk))
+        << "seed " << seed;
+    kills += job.stats().kills;
+    forked += job.stats().forked_groups;
+  }
+  // Kills and forks depend on how fast the queue empties (a loaded machine takes fewer turns):
+  // loose bounds; the per-seed check above is the test.
+  EXPECT_GT(kills, n / 10);
+  if (!test::under_sanitizer()) {
+    EXPECT_GT(forked, n / 50);
+  }
+}
+
+TEST(Recipes, CorrectWhileTasksTakeWorkgroups) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(8);
+  JacobiBuffers jb(48, 0, 300);
+  PrimeQueueBuffers pb(200000, 500);
+  auto jacobi = rt->launch<Jacobi>({.max_groups = 4, .threads = 4}, jb.params());
+  auto primes = rt->launch<PrimeQueue>({.max_groups = 4, .threads = 4}, pb.params());
+  // Tasks borrow workgroups from both jobs while they run; their work is checked too.
+  std::uint64_t task_sum = 0;
+  for (int i = 0; i < 5 && !(jacobi.done() && primes.done()); ++i) {
+    auto rec = rt->run(2, [&](Task& t) {
+      EXPECT_EQ(t.groups(), 2u);
+      if (t.stream() == nullptr) task_sum += 1;  // CPU backend: runs here, on this thread
+    });
+    EXPECT_GE(rec.gather_ms(), 0.0);
+  }
+  jacobi.wait();
+  primes.wait();
+  const auto [plate, iterations] = JacobiBuffers::reference(48, 0, 300);
+  EXPECT_EQ(*jb.iterations, iterations);
+  EXPECT_EQ(jb.result(), plate);
+  EXPECT_EQ(pb.per_chunk.to_vector(), PrimeQueueBuffers::reference(200000, 500));
+  if (rt->backend() == Backend::cpu) {
+    EXPECT_GT(task_sum, 0u);
+  }
+}
