@@ -13,11 +13,14 @@ kit=build/kit
 rm -rf "$kit"
 mkdir -p "$kit/data"
 cp "$build/coop" "$kit/"
-[ -x "$build/coop_probe_residency" ] && cp "$build/coop_probe_residency" "$kit/"
-for t in "$build"/tests/test_*_gpu "$build"/tests/test_cuda_runtime "$build"/tests/test_device_protocol; do
+for b in coop_probe_residency coop_bench_gpu; do [ -x "$build/$b" ] && cp "$build/$b" "$kit/"; done
+# the installed-package CUDA consumer, when scripts/test.sh (or the same steps by hand) built it
+[ -x build/cuda_consumer/cuda_consumer ] && cp build/cuda_consumer/cuda_consumer "$kit/"
+for t in "$build"/tests/test_*_gpu "$build"/tests/test_cuda_runtime "$build"/tests/test_device_protocol \
+         "$build"/tests/test_launch_odr; do
   [ -x "$t" ] && cp "$t" "$kit/"
 done
-strip "$kit"/coop "$kit"/test_* 2>/dev/null || true
+strip "$kit"/coop "$kit"/test_* "$kit"/coop_* "$kit"/cuda_consumer 2>/dev/null || true
 cp tests/data/graphs/* "$kit/data/"
 cp scripts/device_steps.sh "$kit/"
 if [ $# -ge 1 ]; then cp -r "$1" "$kit/bench"; fi

@@ -17,6 +17,9 @@
 #               SAN_SEEDS, default 8; SAN_TOOLS and SAN_TARGETS pick a subset; SAN_SHARDS
 #               splits each test binary over that many processes)
 #   probe       coop_probe_residency: which kernels can use a slot a persistent grid frees
+#   consumer    the installed-package CUDA consumer (examples/cuda_consumer) on the GPU
+#   demo        coop demo (the README's main job) and coop run of every app, validated
+#   micro       coop_bench_gpu: gather, barrier vs grid.sync, idle offer_kill, task latency
 #   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -41,6 +44,15 @@ for s in "$@"; do
     runtime) step runtime 120 ./test_cuda_runtime ;;
     shutdown) step shutdown 120 ./test_shutdown_gpu ;;
     probe) step probe 120 ./coop_probe_residency --json "$logs/probe.json" ;;
+    consumer) step consumer 60 ./cuda_consumer ;;
+    demo)
+      step demo 60 ./coop demo
+      for app in bfs l-sssp p-sssp color mis bc; do
+        step "run-$app" 60 ./coop run "$app" --graph data/rome99.gr --validate --json
+      done
+      step run-octree 60 ./coop run octree --validate --json
+      step run-game 60 ./coop run game --validate --json ;;
+    micro) step micro 240 ./coop_bench_gpu --json "$logs/micro.json" ;;
     stress) step stress 300 ./coop stress --backend cuda --json-file "$logs/stress.json" ;;
     fuzz)
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
