@@ -228,10 +228,11 @@ Plan plan(const std::string& spec, std::uint64_t seed) {
                               "circuit:N)");
 }
 
-// plan(), with every message naming the spec.
-Plan checked_plan(const std::string& spec, std::uint64_t seed) {
+// f(), with every std::invalid_argument's message naming the spec.
+template <class F>
+auto naming_spec(const std::string& spec, F f) -> decltype(f()) {
   try {
-    return plan(spec, seed);
+    return f();
   } catch (const std::invalid_argument& e) {
     const std::string what = e.what();
     if (what.find("'" + spec + "'") != std::string::npos) throw;
@@ -239,11 +240,15 @@ Plan checked_plan(const std::string& spec, std::uint64_t seed) {
   }
 }
 
+Plan checked_plan(const std::string& spec, std::uint64_t seed) {
+  return naming_spec(spec, [&] { return plan(spec, seed); });
+}
+
 }  // namespace
 
 Generated generate(const std::string& spec, std::uint64_t seed) {
   Plan p = checked_plan(spec, seed);
-  return {p.make(), spec, std::move(p.description), std::move(p.stand_in_for)};
+  return {naming_spec(spec, p.make), spec, std::move(p.description), std::move(p.stand_in_for)};
 }
 
 Generated describe(const std::string& spec) {
