@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -350,6 +351,56 @@ TEST(Shutdown, DroppingARunningJobCancelsItAndWaitsForItsWorkgroups) {
   EXPECT_FALSE(spinner.done());
   atomic_ref<std::uint32_t>(stop[0]).store(1);
   spinner.wait();
+}
+
+/// Spins on *stop without reaching any coop primitive: nothing can stop it early.
+struct Oblivious {
+  struct Params {
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    while (atomic_ref<std::uint32_t>(*p.stop).load() == 0) {
+    }
+    COOP_END(ctx);
+  }
+};
+
+// Dropping a running job whose kernel reaches no protocol point waits for it (its buffers must
+// outlive it), but not silently: after 5 s the runtime's report says what it waits for.
+TEST(Shutdown, DroppingAJobThatCannotStopEarlyWaitsAndSaysSo) {
+  COOP_SKIP_UNDER_SANITIZER();
+  std::mutex mu;
+  std::vector<std::string> reports;
+  RuntimeOptions o;
+  o.backend = test::kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
+  o.cpu_slots = 4;
+  o.report = [&](const std::string& what) {
+    std::lock_guard lock(mu);
+    reports.push_back(what);
+  };
+  Runtime rt(o);
+  ManagedArray<std::uint32_t> stop(1);
+  std::optional<Job> job;
+  job.emplace(rt.launch<Oblivious>({.max_groups = 2, .threads = 1, .policy = Policy::fixed()},
+                                   {stop.data()}));
+  std::thread stopper([&] {
+    eventually(
+        [&] {
+          std::lock_guard lock(mu);
+          return !reports.empty();
+        },
+        30s);
+    atomic_ref<std::uint32_t>(stop[0]).store(1);
+  });
+  job.reset();  // returns once the kernel has ended
+  stopper.join();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_NE(reports[0].find("last Job handle was dropped is still running after 5 s"),
+            std::string::npos)
+      << reports[0];
 }
 
 // A user mistake that throws while a job runs (here a task larger than the device, refused
