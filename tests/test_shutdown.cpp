@@ -116,7 +116,7 @@ TEST(Cancel, StopsAJobAtItsResizingBarrier) {
   EXPECT_TRUE(job.cancel());
   EXPECT_THROW(job.wait(), job_cancelled);
   EXPECT_LT(atomic_ref<std::uint32_t>(rounds[0]).load(), kForever);
-  EXPECT_GT(job.stats().barriers, 10u);
+  EXPECT_GE(job.stats().barriers, 10u);  // round 11 is counted before its barrier
 }
 
 TEST(Cancel, ASuspendedJobEndsAtOnce) {

@@ -5,13 +5,6 @@
 
 #include <cuda_runtime.h>
 
-#include <stdexcept>
-#include <string>
+#include "coop/cuda/check.hpp"
 
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t rc_ = (x);                                                                         \
-    if (rc_ != cudaSuccess)                                                                        \
-      throw std::runtime_error(std::string(__FILE__) + ":" + std::to_string(__LINE__) + " " + #x + \
-                               ": " + cudaGetErrorString(rc_));                                    \
-  } while (0)
+#define CK(x) COOP_CUDA_CHECK(x)

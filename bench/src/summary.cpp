@@ -34,11 +34,18 @@ void print_overhead(std::FILE* f, const std::vector<json>& results) {
     if (r.contains("multi_launch_over_standalone"))
       multi.push_back(r["multi_launch_over_standalone"]);
   }
-  if (!coop.empty())
-    std::fprintf(f,
-                 "Table 2: cooperative / standalone over %zu pairs: geomean %.3f, max %.3f (%s); "
-                 "paper 1.07 / 1.23. Multi-launch / standalone geomean %.3f over %zu pairs.\n",
-                 coop.size(), geomean(coop), worst, worst_pair.c_str(), geomean(multi),
+  if (coop.empty()) {
+    std::fprintf(f, "Table 2: no overhead pairs in these results.\n");
+    return;
+  }
+  std::fprintf(f,
+               "Table 2: cooperative / standalone over %zu pairs: geomean %.3f, max %.3f (%s); "
+               "paper 1.07 / 1.23.",
+               coop.size(), geomean(coop), worst, worst_pair.c_str());
+  if (multi.empty())
+    std::fprintf(f, " No multi-launch pairs.\n");
+  else
+    std::fprintf(f, " Multi-launch / standalone geomean %.3f over %zu pairs.\n", geomean(multi),
                  multi.size());
 }
 

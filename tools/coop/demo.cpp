@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "coop/bench/host_matmul.hpp"
+#include "coop/bench/percentiles.hpp"
 #include "coop/coop.hpp"
 #include "kernels/frontier_bfs.hpp"
 #include "kernels/task_queue.hpp"
@@ -45,14 +46,7 @@ struct DemoOptions {
   bool json = false;
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double at = p * double(v.size() - 1);
-  std::size_t lo = std::size_t(at);
-  std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
-}
+using bench::percentile;
 
 // The high-priority task's work: a float matmul, split over the task's workgroups on the CPU
 // backend (one host thread each), a cuBLAS SGEMM on the task's stream on a GPU; checked against

@@ -44,7 +44,8 @@ Case make_case(const std::string& app, std::uint64_t seed, const std::string& ba
   c.in.app = app;
   std::ostringstream cmd;
   cmd << "coop run " << app;
-  if (apps::is_graph_app(app)) {
+  const apps::AppInfo& info = apps::find_app(app);
+  if (info.needs_graph()) {
     // Small graphs of the shapes the apps meet (road-like: deep; R-MAT: shallow and skewed;
     // grids for the colouring apps), sized and seeded by the seed.
     const unsigned shape = unsigned(seed / 7 % 3);
@@ -56,11 +57,11 @@ Case make_case(const std::string& app, std::uint64_t seed, const std::string& ba
     c.in.graph = std::make_shared<graph::Graph>(graph::generate(spec, seed).graph);
     c.in.source = std::uint32_t(seed % c.in.graph->n());
     c.in.seed = std::uint32_t(seed);
-    if (is_app(app, "bc")) c.in.bc_sources = 8;
+    if (info.id == apps::AppId::bc) c.in.bc_sources = 8;
     cmd << " --gen " << spec << " --gen-seed " << seed << " --source " << c.in.source << " --seed "
         << c.in.seed;
-    if (is_app(app, "bc")) cmd << " --bc-sources 8";
-  } else if (is_app(app, "octree")) {
+    if (info.id == apps::AppId::bc) cmd << " --bc-sources 8";
+  } else if (info.id == apps::AppId::octree) {
     c.in.particles = 500 + std::uint32_t(seed % 3000);
     c.in.seed = std::uint32_t(seed);
     c.in.max_leaf = 4 + std::uint32_t(seed % 29);

@@ -46,11 +46,9 @@ apps::Priority parse_priority(const std::string& s) {
   throw std::invalid_argument("expected hashed or id, got '" + s + "'");
 }
 
-void check_app_name(const std::string& s) { apps::check_app(s); }
+void check_app_name(const std::string& s) { (void)apps::find_app(s); }
 
 void check_graph_spec(const std::string& s) { (void)graph::describe(s); }
-
-bool is_app(const std::string& app, std::string_view name) { return app == name; }
 
 CLI::Validator parses_with(std::function<void(const std::string&)> parse) {
   return CLI::Validator(

@@ -34,9 +34,6 @@ apps::Priority parse_priority(const std::string& s);
 void check_app_name(const std::string& s);
 /// A generator preset or spec (--gen), checked without generating the graph.
 void check_graph_spec(const std::string& s);
-/// Whether `app` is the app `name`: the one place the CLI compares app names (a table of apps
-/// replaces it later).
-bool is_app(const std::string& app, std::string_view name);
 
 /// A CLI11 check that runs `parse` on the value: its std::invalid_argument message becomes the
 /// usage error.

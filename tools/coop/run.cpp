@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coop/apps/apps.hpp"
+#include "coop/bench/percentiles.hpp"
 #include "coop/graph/generate.hpp"
 #include "options.hpp"
 
@@ -141,10 +142,11 @@ apps::Input load_input(const RunOptions& o, InputLabel& label) {
   in.moves = o.moves;
   in.depth = o.depth;
   label.source = "built-in";
-  if (is_app(o.app, "octree")) label.name = std::to_string(o.particles) + " particles";
-  if (is_app(o.app, "game"))
+  const apps::AppInfo& info = apps::find_app(o.app);
+  if (info.id == apps::AppId::octree) label.name = std::to_string(o.particles) + " particles";
+  if (info.id == apps::AppId::game)
     label.name = "moves '" + o.moves + "', depth " + std::to_string(o.depth);
-  if (!apps::is_graph_app(o.app)) {
+  if (!info.needs_graph()) {
     in.check();
     return in;
   }
@@ -276,9 +278,7 @@ int Run::run() {
     out.result = apps::run(rt, in, cfg);
     out.times.push_back(out.result.ms);
   }
-  std::vector<double> sorted = out.times;
-  std::sort(sorted.begin(), sorted.end());
-  out.median_ms = sorted[sorted.size() / 2];
+  out.median_ms = bench::median(out.times);
   if (o.validate) out.validation = apps::validate(in, out.result);
   if (!o.output.empty()) {
     apps::write_output(output, in, out.result);

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "coop/bench/percentiles.hpp"
 #include "coop/coop.hpp"
 #include "coop/memory.hpp"
 #include "options.hpp"
@@ -125,11 +126,10 @@ Resources sample() {
   return r;
 }
 
-json percentiles(std::vector<double> v) {
+json percentiles(const std::vector<double>& v) {
   if (v.empty()) return json::object();
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[std::min(v.size() - 1, std::size_t(q * (v.size() - 1)))]; };
-  return {{"n", v.size()}, {"p50", at(0.5)}, {"p99", at(0.99)}, {"max", v.back()}};
+  const bench::Percentiles p(v);
+  return {{"n", p.n()}, {"p50", p.median()}, {"p99", p.at(0.99)}, {"max", p.max()}};
 }
 
 #if COOP_STRESS_CUDA
