@@ -32,15 +32,9 @@ struct TaskQueue {
 
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    COOP_BEGIN(ctx);
-    for (;;) {
-      COOP_OFFER_KILL(ctx);
-      COOP_REQUEST_FORK(ctx);
-      // Checked before a task is taken: with nothing pending, no pool holds a task.
-      const auto all_done = [&] { return atomic_ref<std::uint64_t>(*p.pending).load() == 0; };
-      if (!work_on_next_task(ctx, p.pool, all_done, [&](Range task) { work(ctx, p, task); })) break;
-    }
-    COOP_END(ctx);
+    // Checked before a task is taken: with nothing pending, no pool holds a task.
+    const auto nothing_pending = [&] { return atomic_ref<std::uint64_t>(*p.pending).load() == 0; };
+    COOP_WORK_STEALING(ctx, p.pool, nothing_pending, [&](Range task) { work(ctx, p, task); });
   }
 
   /// A large range is split in two (by thread 0); a leaf is summed by every thread.

@@ -9,13 +9,13 @@
 // holding it.
 //
 //   struct Params { WorkPool<std::uint32_t> pool; ... };           // a view, passed by value
-//   COOP_BEGIN(ctx);
-//   for (;;) {
-//     COOP_OFFER_KILL(ctx);
-//     COOP_REQUEST_FORK(ctx);
-//     if (!work_on_next_task(ctx, p.pool, all_done, [&](std::uint32_t task) { ... })) break;
+//   template <class Ctx> COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+//     const auto all_done = [&] { return ...; };
+//     COOP_WORK_STEALING(ctx, p.pool, all_done, [&](std::uint32_t task) { ... });
 //   }
-//   COOP_END(ctx);
+//
+// which is the paper's loop: offer_kill and request_fork at the top of every turn, then one task
+// (work_on_next_task). Write the loop out to put other primitives in it.
 //
 // with the pools' memory owned on the host by WorkPoolBuffers<std::uint32_t>.
 #pragma once
@@ -26,6 +26,7 @@
 
 #include "coop/atomic.hpp"
 #include "coop/config.hpp"
+#include "coop/kernel.hpp"
 #include "coop/memory.hpp"
 
 namespace coop {
@@ -187,6 +188,19 @@ COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done
     work(task);
   return true;
 }
+
+/// A whole work-stealing kernel body: at the top of every turn the workgroup offers to leave
+/// (COOP_OFFER_KILL) and takes the workgroups the scheduler grants (COOP_REQUEST_FORK: new
+/// workgroups start there), then works on the next task of `pool` until `all_done()` says the
+/// work is over. `all_done` and `work` are defined before it (they are not resume-point locals).
+#define COOP_WORK_STEALING(ctx, pool, all_done, work)                 \
+  COOP_BEGIN(ctx);                                                    \
+  for (;;) {                                                          \
+    COOP_OFFER_KILL(ctx);                                             \
+    COOP_REQUEST_FORK(ctx);                                           \
+    if (!::coop::work_on_next_task(ctx, pool, all_done, work)) break; \
+  }                                                                   \
+  COOP_END(ctx)
 
 /// The memory of `pools` pools with `capacity` slots each, visible to the host and every
 /// backend's workgroups. Seed the first tasks with push() before the launch.

@@ -122,19 +122,11 @@ struct Game {
 
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    COOP_BEGIN(ctx);
-    for (;;) {
-      COOP_OFFER_KILL(ctx);
-      COOP_REQUEST_FORK(ctx);
-      const auto all_done = [&] {
-        return atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
-               atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
-      };
-      if (!work_on_next_task(ctx, p.pools, all_done,
-                             [&](std::uint32_t task) { expand(ctx, p, task); }))
-        break;
-    }
-    COOP_END(ctx);
+    const auto all_done = [&] {
+      return atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
+             atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
+    };
+    COOP_WORK_STEALING(ctx, p.pools, all_done, [&](std::uint32_t task) { expand(ctx, p, task); });
   }
 
   template <class Ctx>

@@ -63,19 +63,11 @@ struct Octree {
 
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    COOP_BEGIN(ctx);
-    for (;;) {
-      COOP_OFFER_KILL(ctx);
-      COOP_REQUEST_FORK(ctx);
-      const auto all_done = [&] {
-        return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
-               atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
-      };
-      if (!work_on_next_task(ctx, p.pools, all_done,
-                             [&](std::uint32_t task) { split(ctx, p, task); }))
-        break;
-    }
-    COOP_END(ctx);
+    const auto placed_all = [&] {
+      return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
+             atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
+    };
+    COOP_WORK_STEALING(ctx, p.pools, placed_all, [&](std::uint32_t task) { split(ctx, p, task); });
   }
 
   template <class Ctx>
