@@ -1,4 +1,5 @@
-// The handle on a launched cooperative kernel, the same for every backend.
+/// \file
+/// The handle on a launched cooperative kernel, the same for every backend.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,7 @@ class JobImpl {
 /// destructor then waits for it to end, and says so through RuntimeOptions::report after 5 s.
 class Job {
  public:
+  /// An empty handle, referring to no job (operator bool is false).
   Job() = default;
   /// Takes the backend's job (coop's launchers call this).
   explicit Job(std::shared_ptr<detail::JobImpl> impl) {
@@ -58,8 +60,14 @@ class Job {
   /// Blocks until every workgroup has returned from the kernel; throws coop::misuse_error if
   /// the job failed, std::logic_error if it is suspended (resume it first).
   void wait() { impl_->wait(); }
+  /// True once the job has ended: every workgroup returned, it failed, or it was cancelled. A
+  /// suspended job is not done.
   bool done() const { return impl_->done(); }
+  /// What the job did: the counters so far while it runs (on a GPU, read from the device),
+  /// those it ended with once it is done.
   JobStats stats() const { return impl_->stats(); }
+  /// N: the most workgroups the job may have (LaunchConfig::max_groups, or as many as could be
+  /// co-resident where that was 0).
   std::uint32_t max_groups() const { return impl_->max_groups(); }
   /// Current number of active workgroups M.
   std::uint32_t active_groups() const { return impl_->membership().active; }
@@ -78,6 +86,7 @@ class Job {
   /// protocol wait (a suspended job at once) and wait() throws coop::job_cancelled. A kernel
   /// that reaches none of those runs to its end. Returns false if the job had already finished.
   bool cancel() { return impl_->cancel(); }
+  /// Whether this handle refers to a job (false for a default-constructed Job).
   explicit operator bool() const { return bool(impl_); }
 
  private:

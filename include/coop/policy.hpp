@@ -1,4 +1,5 @@
-// Scheduler policies, kernel traits (the App. B alternatives) and launch configuration.
+/// \file
+/// Scheduler policies, kernel traits (the App. B alternatives) and launch configuration.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@ namespace coop {
 
 /// How the scheduler answers offer_kill / request_fork / resizing barriers of one job.
 struct Policy {
+  /// Which policy; `seed`, `cap` and `shrink_only` apply to some kinds only.
   enum class Kind : std::uint8_t {
     generous,  ///< kill only when capacity is needed elsewhere, fork when it is free (default)
     fixed,     ///< never resize: M stays at its initial value
@@ -20,22 +22,29 @@ struct Policy {
     adversarial,
     cap,  ///< like generous, but never more than `cap` workgroups (changeable live)
   };
-  Kind kind = Kind::generous;
-  std::uint64_t seed = 0;  ///< adversarial only
-  std::uint32_t cap = 0;   ///< cap only: the initial limit on M
+  Kind kind = Kind::generous;  ///< which policy (generous by default)
+  std::uint64_t seed = 0;      ///< adversarial only
+  std::uint32_t cap = 0;       ///< cap only: the initial limit on M
   /// adversarial only: random kills and shrinking resizes, but never a fork or a growing
   /// resize, so a job only ever runs the grid it was launched with. For tools that run one
   /// kernel at a time (compute-sanitizer), under which a forked grid would wait for the job.
   bool shrink_only = false;
 
+  /// Kind::generous, the default.
   static Policy generous() { return {}; }
+  /// Kind::fixed: M stays at the M0 the job started with.
   static Policy fixed() { return {Kind::fixed, 0, 0}; }
+  /// Kind::adversarial with `seed` (the same seed draws the same choices).
   static Policy adversarial(std::uint64_t seed) { return {Kind::adversarial, seed, 0}; }
+  /// Kind::adversarial with `seed` and shrink_only: random kills and shrinks, never a growth.
   static Policy adversarial_shrinking(std::uint64_t seed) {
     return {Kind::adversarial, seed, 0, true};
   }
+  /// Kind::cap: like generous, with at most `m` workgroups (Job::set_cap changes it live).
   static Policy capped(std::uint32_t m) { return {Kind::cap, 0, m}; }
 
+  /// The text parse() reads back: "generous", "fixed", "adversarial:SEED",
+  /// "adversarial-shrink:SEED" or "cap:M".
   std::string name() const;
   /// Parses "generous", "fixed", "adversarial:SEED", "adversarial-shrink:SEED" or "cap:M";
   /// throws std::invalid_argument.
@@ -75,14 +84,17 @@ enum class Mode : std::uint8_t {
 /// task that needs them waits that long (reported once through RuntimeOptions::report). A
 /// fixed-policy job keeps its M.
 struct PreemptionPolicy {
+  /// How a task's capacity is gathered from the running jobs.
   enum class Mode : std::uint8_t {
     shrink,   ///< kill workgroups; every job keeps its workgroup 0 running
     suspend,  ///< suspend whole jobs at their next resizing barrier (M -> 0), then restart them
     hybrid,   ///< shrink for requests up to `suspend_above` of the device, suspend above it
+    /// Former name of shrink.
     cooperative [[deprecated("PreemptionPolicy::Mode::shrink")]] = shrink,
+    /// Former name of suspend.
     kernel [[deprecated("PreemptionPolicy::Mode::suspend")]] = suspend,
   };
-  Mode mode = Mode::hybrid;
+  Mode mode = Mode::hybrid;  ///< how capacity is freed (hybrid by default)
   /// hybrid: the fraction of the device above which a request suspends whole jobs. The default
   /// comes from measurement (docs/interruptible.md, "Choosing the hybrid threshold").
   double suspend_above = 0.5;
@@ -94,13 +106,14 @@ struct PreemptionPolicy {
   static PreemptionPolicy parse(const std::string& text);
 };
 
+/// How Runtime::launch starts a cooperative kernel: its size, scheduling policy and barrier.
 struct LaunchConfig {
   std::uint32_t max_groups = 0;  ///< N: at most this many workgroups (0 = as many as fit)
   std::uint32_t threads = 64;    ///< threads per workgroup
-  Policy policy{};
-  ResizeBarrier barrier = ResizeBarrier::query;
-  Mode mode = Mode::cooperative;
-  int priority = 0;  ///< higher-priority jobs give up workgroups last
+  Policy policy{};               ///< how the scheduler resizes the job (generous by default)
+  ResizeBarrier barrier = ResizeBarrier::query;  ///< the resizing barrier implementation
+  Mode mode = Mode::cooperative;                 ///< cooperative, or a plain persistent kernel
+  int priority = 0;                              ///< higher-priority jobs give up workgroups last
   /// CUDA: the share of each SM's unified L1/shared memory, in percent, that the job's kernel
   /// asks to be shared memory (cudaFuncAttributePreferredSharedMemoryCarveout; -1 = the
   /// driver's choice). The driver configures little shared memory for a kernel that uses

@@ -1,6 +1,7 @@
-// The host-side entry point: a Runtime owns the scheduler of one device (a GPU, or the CPU
-// backend's virtual compute units), launches cooperative kernels as jobs and runs
-// non-cooperative tasks that borrow workgroup slots from them.
+/// \file
+/// The host-side entry point: a Runtime owns the scheduler of one device (a GPU, or the CPU
+/// backend's virtual compute units), launches cooperative kernels as jobs and runs
+/// non-cooperative tasks that borrow workgroup slots from them.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +24,14 @@
 // a .cu and a .cpp file. The ABI tag gives nvcc's instantiations their own symbols: one binary
 // may launch the same K from both kinds of file without the linker keeping just one body (a .cu
 // launch on a GPU would then throw "compiled by a host compiler", or the reverse).
+/// Internal: 1 where Runtime::launch can reach the GPU (nvcc with the CUDA backend), else 0.
 #define COOP_LAUNCHES_ON_GPU 1
+/// Internal: gives nvcc's Runtime::launch instantiations symbols of their own.
 #define COOP_LAUNCH_ABI [[gnu::abi_tag("coop_nvcc")]]
 #else
+/// Internal: 1 where Runtime::launch can reach the GPU (nvcc with the CUDA backend), else 0.
 #define COOP_LAUNCHES_ON_GPU 0
+/// Internal: gives nvcc's Runtime::launch instantiations symbols of their own.
 #define COOP_LAUNCH_ABI
 #endif
 
@@ -34,21 +39,34 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*
 
 namespace coop {
 
-enum class Backend : std::uint8_t { cpu, cuda };
+/// The backend a Runtime drives.
+enum class Backend : std::uint8_t {
+  cpu,   ///< the CPU backend: workgroups run on the host
+  cuda,  ///< a CUDA GPU
+};
+/// "cpu" or "cuda".
 const char* backend_name(Backend b);
 
 namespace cuda {
 class DeviceService;
 }
+/// Internal: deletes Runtime's CUDA device service (defined in the library, so that this header
+/// needs no CUDA headers).
 struct CudaServiceDeleter {
+  /// Deletes `d` (in a build without the CUDA backend there is none to delete).
   void operator()(cuda::DeviceService* d) const;
 };
 
+/// How a Runtime is set up: backend, device, CPU-backend checks and preemption.
 struct RuntimeOptions {
   /// Which backend drives the jobs: a GPU when the CUDA backend is built and a device is present
   /// (automatic), or one explicitly (cuda throws when there is no device).
-  enum class Select : std::uint8_t { automatic, cpu, cuda };
-  Select backend = Select::automatic;
+  enum class Select : std::uint8_t {
+    automatic,  ///< the GPU when there is one, else the CPU backend
+    cpu,        ///< the CPU backend
+    cuda,       ///< the GPU `device`
+  };
+  Select backend = Select::automatic;  ///< which backend (automatic by default)
   /// CUDA: which device.
   int device = 0;
   /// CPU backend: how many workgroups can be resident at once (its "compute units").
@@ -73,7 +91,10 @@ struct RuntimeOptions {
 /// What a non-cooperative task gets while it holds its workgroups.
 class Task {
  public:
+  /// The workgroups the task may run: `groups` for Runtime::run; for Runtime::run_fraction,
+  /// how many of the lowest-priority running job's size fit in what was gathered (at least 1).
   std::uint32_t groups() const { return groups_; }
+  /// The backend the task runs on (Runtime::backend).
   Backend backend() const { return backend_; }
   /// CUDA: the high-priority stream to enqueue the task's work on (cudaStream_t); the runtime
   /// waits for it before giving the capacity back. nullptr on the CPU backend.
@@ -93,8 +114,13 @@ enum class Shutdown : std::uint8_t {
   cancel,  ///< stop them at their next offer_kill, resizing barrier or protocol wait
 };
 
+/// Owns the scheduler of one device: launches cooperative kernels as jobs (launch) and runs
+/// non-cooperative tasks on capacity gathered from them (run, run_fraction). Not copyable.
 class Runtime {
  public:
+  /// Picks the backend by `opts.backend` and starts the device's scheduler. Throws
+  /// std::runtime_error when the CUDA backend is asked for but coop was built without it or the
+  /// device is not there.
   explicit Runtime(RuntimeOptions opts = {});
   /// shutdown(Shutdown::cancel): jobs still running are cancelled (call Job::wait or
   /// shutdown(Shutdown::wait) first to let them finish).
@@ -102,10 +128,14 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
+  /// The backend this runtime drives.
   Backend backend() const { return backend_; }
+  /// The device, for reports: the GPU's name and SM count, or the CPU backend's workgroup slots
+  /// and hardware threads.
   std::string device_name() const;
   /// Capacity in scheduler units (CPU: workgroup slots; CUDA: SMs x cuda::kUnitsPerSM).
   std::uint32_t capacity() const { return sched_->capacity(); }
+  /// Milliseconds since the runtime was created: the clock of JobStats and TaskRecord times.
   double now_ms() const { return sched_->now_ms(); }
 
   /// Launches cooperative kernel K with at most cfg.max_groups workgroups (0 = as many as can
@@ -140,6 +170,8 @@ class Runtime {
   /// running job. Library kernels whose blocks need most of an SM want fraction 1.
   TaskRecord run_fraction(double fraction, const std::function<void(Task&)>& work,
                           int priority = 0);
+  /// The records of the tasks that have completed (run, run_fraction), in the order they ended
+  /// (a task whose work threw has none).
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
 
   /// Ends the runtime's work, from any thread: launches, tasks and resumptions, new ones and
@@ -156,11 +188,15 @@ class Runtime {
 
   /// Changes how capacity is freed for tasks from now on.
   void set_preemption(const PreemptionPolicy& p);
+  /// How capacity is freed for tasks now (RuntimeOptions::preemption or set_preemption).
   PreemptionPolicy preemption() const;
 
   // For coop's own launchers (interruptible kernels): the scheduler and the backend.
+  /// Internal: the scheduler, used by coop's own launchers.
   detail::Scheduler& scheduler() { return *sched_; }
+  /// Internal: RuntimeOptions::checking, used by coop's own launchers.
   bool cpu_checking() const { return opts_.checking; }
+  /// Internal: the CUDA device service (Backend::cuda only), used by coop's own launchers.
   cuda::DeviceService& cuda_device() { return *cuda_; }
 
  private:

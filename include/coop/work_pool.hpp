@@ -37,11 +37,11 @@ template <class Task>
 struct WorkPool {
   static_assert(std::is_trivially_copyable_v<Task>, "tasks are copied as plain memory");
 
-  std::uint32_t* lock;   ///< per pool: 0 free, 1 held
-  std::uint32_t* count;  ///< per pool: tasks in it
-  Task* items;           ///< pools * capacity slots
-  std::uint32_t pools;
-  std::uint32_t capacity;
+  std::uint32_t* lock;     ///< per pool: 0 free, 1 held
+  std::uint32_t* count;    ///< per pool: tasks in it
+  Task* items;             ///< pools * capacity slots
+  std::uint32_t pools;     ///< the number of pools
+  std::uint32_t capacity;  ///< slots per pool
 
   /// The pool a workgroup pushes to and pops from first (there may be fewer pools than
   /// workgroups; computed at each call because forks give new workgroups new ids).
@@ -207,6 +207,7 @@ COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done
 template <class Task>
 class WorkPoolBuffers {
  public:
+  /// `pools` empty pools of `capacity` slots each.
   WorkPoolBuffers(std::uint32_t pools, std::uint32_t capacity)
       : capacity_(capacity), lock_(pools), count_(pools), items_(std::uint64_t(pools) * capacity) {}
 
@@ -228,8 +229,11 @@ class WorkPoolBuffers {
     count_.to_device();
     items_.to_device();
   }
+  /// The view to pass in the kernel's parameters.
   WorkPool<Task> view() { return {lock_.data(), count_.data(), items_.data(), pools(), capacity_}; }
+  /// The number of pools.
   std::uint32_t pools() const { return std::uint32_t(lock_.size()); }
+  /// Slots per pool.
   std::uint32_t capacity() const { return capacity_; }
   /// Tasks in pool q (read after the job ended).
   std::uint32_t size(std::uint32_t q) const { return count_[q]; }

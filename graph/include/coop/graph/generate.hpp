@@ -1,5 +1,6 @@
-// Seeded graph generators for the applications' inputs, and named presets for the paper's
-// inputs (labelled as stand-ins where the real graph is not available here).
+/// \file
+/// Seeded graph generators for the applications' inputs, and named presets for the paper's
+/// inputs (labelled as stand-ins where the real graph is not available here).
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,14 @@ namespace coop::graph {
 /// structure without its diagonal: 1,000,000 vertices, 3,996,000 arcs).
 Graph grid2d(std::uint32_t rows, std::uint32_t cols);
 
+/// The parameters of rmat().
 struct RmatParams {
-  double a = 0.45, b = 0.15, c = 0.15;  ///< d = 1 - a - b - c (Lonestar's defaults)
-  std::uint32_t edge_factor = 8;        ///< arcs per vertex
-  std::uint32_t max_weight = 100;       ///< weights uniform in [0, max_weight]
+  /// The quadrant probabilities; d = 1 - a - b - c (Lonestar's defaults).
+  /// @{
+  double a = 0.45, b = 0.15, c = 0.15;
+  /// @}
+  std::uint32_t edge_factor = 8;   ///< arcs per vertex
+  std::uint32_t max_weight = 100;  ///< weights uniform in [0, max_weight]
 };
 /// R-MAT with 2^scale vertices and edge_factor * 2^scale arcs (no self loops).
 Graph rmat(std::uint32_t scale, std::uint64_t seed, const RmatParams& p = {});
@@ -34,8 +39,9 @@ Graph road_like(std::uint32_t n, std::uint64_t seed);
 /// long-range extras; average out-degree about 3.8, high diameter.
 Graph circuit_like(std::uint32_t n, std::uint64_t seed);
 
+/// What generate() made: the graph and what it is.
 struct Generated {
-  Graph graph;
+  Graph graph;               ///< the graph (empty from describe())
   std::string name;          ///< the preset or spec
   std::string description;   ///< what it is, and "stand-in for ..." where it replaces a real graph
   std::string stand_in_for;  ///< the real graph a preset replaces ("" when it replaces none)
