@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 #include <set>
 
 #include "coop/graph/generate.hpp"
+#include "kernels/frontier_bfs.hpp"
 
 using namespace coop::graph;
 
@@ -15,24 +15,12 @@ namespace {
 
 double mean_degree(const Graph& g) { return double(g.m()) / g.n(); }
 
-// Sequential BFS: how many vertices are reached from 0, and the largest level.
+// How many vertices are reached from 0, and the largest level (the example's sequential BFS).
 std::pair<std::uint32_t, std::uint32_t> reach(const Graph& g) {
-  std::vector<std::int64_t> level(g.n(), -1);
-  std::queue<std::uint32_t> q;
-  level[0] = 0;
-  q.push(0);
-  std::uint32_t seen = 1, depth = 0;
-  while (!q.empty()) {
-    std::uint32_t v = q.front();
-    q.pop();
-    for (std::uint32_t e = g.row[v]; e < g.row[v + 1]; ++e)
-      if (level[g.col[e]] < 0) {
-        level[g.col[e]] = level[v] + 1;
-        depth = std::max(depth, std::uint32_t(level[v] + 1));
-        ++seen;
-        q.push(g.col[e]);
-      }
-  }
+  const std::vector<std::int32_t> level = coop::examples::reference_bfs(g, 0);
+  std::uint32_t seen = 0, depth = 0;
+  for (std::int32_t l : level)
+    if (l >= 0) ++seen, depth = std::max(depth, std::uint32_t(l));
   return {seen, depth};
 }
 

@@ -367,36 +367,54 @@ struct Oblivious {
   }
 };
 
+// A runtime of 4 slots on the backend under test that keeps its reports, and a thread that sets
+// a stop flag once the first report came.
+struct ReportingRuntime {
+  std::mutex mu;
+  std::vector<std::string> reports;
+  Runtime rt{options()};
+
+  RuntimeOptions options() {
+    RuntimeOptions o;
+    o.backend = test::kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
+    o.cpu_slots = 4;
+    o.report = [this](const std::string& what) {
+      std::lock_guard lock(mu);
+      reports.push_back(what);
+    };
+    return o;
+  }
+  std::thread stop_after_report(std::uint32_t& stop, std::chrono::seconds within = 20s) {
+    return std::thread([this, &stop, within] {
+      eventually(
+          [&] {
+            std::lock_guard lock(mu);
+            return !reports.empty();
+          },
+          within);
+      atomic_ref<std::uint32_t>(stop).store(1);
+    });
+  }
+  /// The reports once the test is done with the runtime's threads.
+  std::vector<std::string> taken() {
+    std::lock_guard lock(mu);
+    return reports;
+  }
+};
+
 // Dropping a running job whose kernel reaches no protocol point waits for it (its buffers must
 // outlive it), but not silently: after 5 s the runtime's report says what it waits for.
 TEST(Shutdown, DroppingAJobThatCannotStopEarlyWaitsAndSaysSo) {
   COOP_SKIP_UNDER_SANITIZER();
-  std::mutex mu;
-  std::vector<std::string> reports;
-  RuntimeOptions o;
-  o.backend = test::kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
-  o.cpu_slots = 4;
-  o.report = [&](const std::string& what) {
-    std::lock_guard lock(mu);
-    reports.push_back(what);
-  };
-  Runtime rt(o);
+  ReportingRuntime r;
   ManagedArray<std::uint32_t> stop(1);
   std::optional<Job> job;
-  job.emplace(rt.launch<Oblivious>({.max_groups = 2, .threads = 1, .policy = Policy::fixed()},
-                                   {stop.data()}));
-  std::thread stopper([&] {
-    eventually(
-        [&] {
-          std::lock_guard lock(mu);
-          return !reports.empty();
-        },
-        30s);
-    atomic_ref<std::uint32_t>(stop[0]).store(1);
-  });
+  job.emplace(r.rt.launch<Oblivious>({.max_groups = 2, .threads = 1, .policy = Policy::fixed()},
+                                     {stop.data()}));
+  std::thread stopper = r.stop_after_report(stop[0], 30s);
   job.reset();  // returns once the kernel has ended
   stopper.join();
-  std::lock_guard lock(mu);
+  const std::vector<std::string> reports = r.taken();
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_NE(reports[0].find("last Job handle was dropped is still running after 5 s"),
             std::string::npos)
@@ -456,32 +474,17 @@ TEST(Shutdown, ImpossibleTaskSizesAreRefusedBeforeAnythingRuns) {
 // A task that must wait for a reserved job (adversarial policy, or Mode::persistent: it holds
 // all N until it ends) is reported at once, once, naming the job and why.
 void expect_reserved_job_reported(const Policy& policy, Mode mode, const std::string& needle) {
-  std::mutex mu;
-  std::vector<std::string> reports;
-  RuntimeOptions o;
-  o.backend = test::kOnGpu ? RuntimeOptions::Select::cuda : RuntimeOptions::Select::cpu;
-  o.cpu_slots = 4;
-  o.report = [&](const std::string& what) {
-    std::lock_guard lock(mu);
-    reports.push_back(what);
-  };
-  Runtime rt(o);
+  ReportingRuntime r;
   ManagedArray<std::uint32_t> stop(1);
-  auto job = rt.launch<test::Spinner>(
+  auto job = r.rt.launch<test::Spinner>(
       {.max_groups = test::kOnGpu ? 0u : 4u, .threads = 2, .policy = policy, .mode = mode},
       {stop.data()});
-  std::thread stopper([&] {
-    // The job ends once the report says the task waits for it.
-    eventually([&] {
-      std::lock_guard lock(mu);
-      return !reports.empty();
-    });
-    atomic_ref<std::uint32_t>(stop[0]).store(1);
-  });
-  rt.run(1, [](Task&) {});
+  // The job ends once the report says the task waits for it.
+  std::thread stopper = r.stop_after_report(stop[0]);
+  r.rt.run(1, [](Task&) {});
   stopper.join();
   job.wait();
-  std::lock_guard lock(mu);
+  const std::vector<std::string> reports = r.taken();
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_NE(reports[0].find("waits until reserved jobs end: job 0"), std::string::npos)
       << reports[0];

@@ -262,11 +262,8 @@ void add_demo_options(CLI::App& app, DemoOptions& d) {
         if (s != "bfs" && s != "queue")
           throw std::invalid_argument("expected bfs or queue, got '" + s + "'");
       }));
-  add_policy(app, d.policy);
-  add_barrier(app, d.barrier);
+  add_job_shape(app, d.policy, d.barrier, d.groups);
   add_backend(app, d.backend);
-  app.add_option("--groups", d.groups, "max workgroups N (0 = all that can be co-resident)")
-      ->capture_default_str();
   app.add_option("--threads", d.threads, "threads per workgroup (0 = 32 CPU, 256 GPU)")
       ->capture_default_str();
   add_slots(app, d.slots);

@@ -111,6 +111,14 @@ CLI::Option* add_policy(CLI::App& app, std::string& into) {
       ->check(parses_with([](const std::string& s) { parse_policy(s); }));
 }
 
+void add_job_shape(CLI::App& app, std::string& policy, std::string& barrier,
+                   std::uint32_t& groups) {
+  add_policy(app, policy);
+  add_barrier(app, barrier);
+  app.add_option("--groups", groups, "max workgroups N (0 = all that can be co-resident)")
+      ->capture_default_str();
+}
+
 CLI::Option* add_slots(CLI::App& app, std::uint32_t& into) {
   return app
       .add_option("--slots", into,

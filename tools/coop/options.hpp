@@ -43,6 +43,8 @@ CLI::Validator parses_with(std::function<void(const std::string&)> parse);
 CLI::Option* add_backend(CLI::App& app, std::string& into);
 CLI::Option* add_barrier(CLI::App& app, std::string& into);
 CLI::Option* add_policy(CLI::App& app, std::string& into);
+/// How a job is launched: --policy, --barrier and --groups (N; 0 = all that can be co-resident).
+void add_job_shape(CLI::App& app, std::string& policy, std::string& barrier, std::uint32_t& groups);
 /// CPU backend: resident workgroup slots.
 CLI::Option* add_slots(CLI::App& app, std::uint32_t& into);
 /// A number of seconds (or minutes, ...) that must be >= 0.

@@ -98,10 +98,7 @@ void add_run_options(CLI::App& app, RunOptions& r) {
   app.add_option("--form", r.form, "cooperative | standalone | multi-launch")
       ->capture_default_str()
       ->check(parses_with([](const std::string& s) { parse_form(s); }));
-  add_policy(app, r.policy);
-  add_barrier(app, r.barrier);
-  app.add_option("--groups", r.groups, "max workgroups N (0 = all that can be co-resident)")
-      ->capture_default_str();
+  add_job_shape(app, r.policy, r.barrier, r.groups);
   app.add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)")
       ->capture_default_str();
   app.add_option("--carveout", r.carveout,
