@@ -23,6 +23,9 @@ done
 strip "$kit"/coop "$kit"/test_* "$kit"/coop_* "$kit"/cuda_consumer 2>/dev/null || true
 cp tests/data/graphs/* "$kit/data/"
 cp scripts/device_steps.sh "$kit/"
+# Boost.Context (the CPU backend's fibers) is a shared library the GPU machine's image lacks.
+mkdir -p "$kit/lib"
+cp -L /usr/lib/x86_64-linux-gnu/libboost_context.so.* "$kit/lib/"
 if [ $# -ge 1 ]; then cp -r "$1" "$kit/bench"; fi
 size=$(du -sm "$kit" | cut -f1)
 echo "build/kit: ${size} MiB (a visit carries at most 64 MiB)"

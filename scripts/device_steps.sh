@@ -27,6 +27,7 @@ cd "$(dirname "$0")"
 logs=$OUT/logs
 mkdir -p "$logs"
 export COOP_TEST_DATA_DIR=$PWD/data  # the apps tests' graphs
+export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}  # Boost.Context (device_kit.sh)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$logs/device.txt" 2>&1
 step() {
   local name=$1 limit=$2
