@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the parser fuzzers, fuzz/corpus/<reader>/.
 
-Seeds come from the real graphs in tests/data/graphs (copies of /work/shared/data/graphs):
+Seeds come from the real graphs in tests/data/graphs (copies of the shared data folder beside the checkout):
 prefixes of rome99.gr and 256_16384.gr (valid ones, with the header fixed to the arcs kept, and
 raw cuts), small induced subgraphs of both converted to every format, and hand-written edge
 cases. Run from the repository root: python3 fuzz/make_corpus.py (it replaces fuzz/corpus).
