@@ -15,6 +15,8 @@
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include "coop/cuda/check.hpp"
 #define COOP_BENCH_GPU 1
 #else
 #define COOP_BENCH_GPU 0
@@ -24,11 +26,6 @@ namespace coop::bench {
 
 #if COOP_BENCH_GPU
 namespace {
-
-void check_cuda(cudaError_t rc, const char* what) {
-  if (rc != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(rc));
-}
 
 // The graphics stand-in: a tiled single-precision matmul over a grid of any size (tiles
 // strided over the blocks), repeated `products` times so that one task takes E.
@@ -57,15 +54,15 @@ __global__ void __launch_bounds__(256)
 struct TaskWork::Gpu {
   Gpu(const examples::HostMatmul& m, bool cublas) {
     const std::size_t bytes = m.a.size() * sizeof(float);
-    check_cuda(cudaMalloc(&a, bytes), "allocating the task's matrices");
-    check_cuda(cudaMalloc(&b, bytes), "allocating the task's matrices");
-    check_cuda(cudaMalloc(&c, bytes), "allocating the task's matrices");
-    check_cuda(cudaMemcpy(a, m.a.data(), bytes, cudaMemcpyHostToDevice), "copying A");
-    check_cuda(cudaMemcpy(b, m.b.data(), bytes, cudaMemcpyHostToDevice), "copying B");
+    cuda::check(cudaMalloc(&a, bytes), "allocating the task's matrices");
+    cuda::check(cudaMalloc(&b, bytes), "allocating the task's matrices");
+    cuda::check(cudaMalloc(&c, bytes), "allocating the task's matrices");
+    cuda::check(cudaMemcpy(a, m.a.data(), bytes, cudaMemcpyHostToDevice), "copying A");
+    cuda::check(cudaMemcpy(b, m.b.data(), bytes, cudaMemcpyHostToDevice), "copying B");
     int least = 0, greatest = 0;
-    check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
-    check_cuda(cudaStreamCreateWithPriority(&high, cudaStreamNonBlocking, greatest),
-               "creating the high-priority stream");
+    cuda::check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
+    cuda::check(cudaStreamCreateWithPriority(&high, cudaStreamNonBlocking, greatest),
+                "creating the high-priority stream");
     if (cublas && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
       throw std::runtime_error("cublasCreate failed");
   }
@@ -82,11 +79,11 @@ struct TaskWork::Gpu {
   /// Blocks of the matmul kernel that fit on the device at once.
   static std::uint32_t full_grid() {
     int occ = 0, dev = 0;
-    check_cuda(cudaGetDevice(&dev), "reading the device");
+    cuda::check(cudaGetDevice(&dev), "reading the device");
     cudaDeviceProp prop{};
-    check_cuda(cudaGetDeviceProperties(&prop, dev), "reading the device");
-    check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, task_matmul, 256, 0),
-               "task occupancy");
+    cuda::check(cudaGetDeviceProperties(&prop, dev), "reading the device");
+    cuda::check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, task_matmul, 256, 0),
+                "task occupancy");
     return std::uint32_t(occ * prop.multiProcessorCount);
   }
 
@@ -103,9 +100,9 @@ struct TaskWork::Gpu {
           throw std::runtime_error("cublasSgemm failed");
     } else {
       task_matmul<<<std::max(1u, groups), 256, 0, s>>>(a, b, c, n, products);
-      check_cuda(cudaGetLastError(), "launching the task");
+      cuda::check(cudaGetLastError(), "launching the task");
     }
-    check_cuda(cudaStreamSynchronize(s), "running the task");
+    cuda::check(cudaStreamSynchronize(s), "running the task");
   }
 
   float *a = nullptr, *b = nullptr, *c = nullptr;
@@ -171,7 +168,7 @@ void TaskWork::run_direct(std::uint32_t groups) {
 bool TaskWork::check() {
 #if COOP_BENCH_GPU
   if (gpu_)
-    check_cuda(
+    cuda::check(
         cudaMemcpy(m_.c.data(), gpu_->c, m_.c.size() * sizeof(float), cudaMemcpyDeviceToHost),
         "reading the task's product");
 #endif
