@@ -158,6 +158,78 @@ TEST(Scheduler, TaskExceptionReturnsSlots) {
   EXPECT_EQ(r.groups, 4u);
 }
 
+// submit(): the caller goes on while the job gives way; several tasks in flight at once, each
+// with its own record; the work's exception reaches wait(); impossible sizes throw at once.
+TEST(Scheduler, SubmittedTasksRunWithoutBlockingTheCaller) {
+  auto rt = test::make_runtime(8);
+  std::uint32_t stop = 0;
+  auto job = rt->launch<Spinner>({.max_groups = 8, .threads = 2}, {&stop});
+  std::atomic<int> gate{0}, ran{0};
+  // The first task holds its slots until the caller, which is not blocked, opens the gate.
+  TaskHandle first = rt->submit(3, [&](Task& t) {
+    EXPECT_EQ(t.groups(), 3u);
+    while (gate.load() == 0) std::this_thread::yield();
+    ++ran;
+  });
+  EXPECT_TRUE(first);
+  EXPECT_FALSE(first.done());
+  std::vector<TaskHandle> more;
+  for (std::uint32_t k : {1u, 2u})
+    more.push_back(rt->submit(k, [&, k](Task& t) {
+      EXPECT_EQ(t.groups(), k);
+      // Three tasks of 3 + 1 + 2 slots fit beside workgroup 0: all hold theirs at once.
+      EXPECT_LE(job.active_groups(), 8u - k);
+      ++ran;
+    }));
+  for (auto& h : more) {
+    TaskRecord r = h.record();
+    EXPECT_LE(r.request_ms, r.gathered_ms);
+    EXPECT_LE(r.gathered_ms, r.start_ms);
+    EXPECT_LE(r.start_ms, r.end_ms);
+  }
+  EXPECT_EQ(ran.load(), 2) << "the small tasks ran while the first one held its slots";
+  EXPECT_FALSE(first.done());
+  gate.store(1);
+  first.wait();
+  EXPECT_TRUE(first.done());
+  EXPECT_EQ(first.record().groups, 3u);
+  EXPECT_EQ(ran.load(), 3);
+  EXPECT_EQ(rt->task_records().size(), 3u);
+
+  TaskHandle failing = rt->submit(2, [](Task&) { throw std::runtime_error("task failed"); });
+  EXPECT_THROW(failing.wait(), std::runtime_error);
+  EXPECT_TRUE(failing.done());
+  EXPECT_THROW(rt->submit(0, [](Task&) {}), std::invalid_argument);
+  EXPECT_THROW(rt->submit(9, [](Task&) {}), std::invalid_argument);
+  EXPECT_THROW(rt->submit_fraction(1.5, [](Task&) {}), std::invalid_argument);
+  EXPECT_EQ(rt->submit_fraction(0.5, [](Task&) {}).record().groups, 4u);
+  EXPECT_FALSE(TaskHandle().done());
+  EXPECT_THROW(TaskHandle().wait(), std::logic_error);
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job.wait();
+}
+
+// A submitted task still waiting for capacity when the runtime shuts down fails with
+// runtime_closed, as does one whose handle was dropped (it is not lost silently either).
+TEST(Scheduler, SubmittedTasksAndShutdown) {
+  auto rt = test::make_runtime(4);
+  std::uint32_t stop = 0;
+  auto job =
+      rt->launch<Spinner>({.max_groups = 4, .threads = 1, .policy = Policy::fixed()}, {&stop});
+  std::atomic<bool> dropped_ran{false};
+  rt->submit(4, [&](Task&) { dropped_ran = true; });  // waits for the fixed job's end
+  TaskHandle waiting = rt->submit(4, [](Task&) {});
+  EXPECT_FALSE(waiting.done());
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rt->shutdown(Shutdown::cancel);
+  });
+  EXPECT_THROW(waiting.wait(), runtime_closed);
+  stopper.join();
+  EXPECT_THROW(rt->submit(1, [](Task&) {}), runtime_closed);
+  EXPECT_FALSE(dropped_ran.load());
+}
+
 TEST(Policy, ParsesAndNames) {
   EXPECT_EQ(Policy::parse("generous").kind, Policy::Kind::generous);
   EXPECT_EQ(Policy::parse("fixed").kind, Policy::Kind::fixed);

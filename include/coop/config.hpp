@@ -45,6 +45,7 @@
 /// coop's public API: kernels (coop/kernel.hpp), the runtime that launches them as jobs and runs
 /// tasks beside them (coop/runtime.hpp), and what both sides share (memory, atomics, records).
 namespace coop {
-/// Largest supported max_groups (N): membership counts are packed into 16-bit fields.
-inline constexpr unsigned kMaxGroupsLimit = 65535;
+/// Largest supported max_groups (N): membership counts are packed into 14-bit fields (a GPU
+/// holds a few thousand workgroups at most).
+inline constexpr unsigned kMaxGroupsLimit = 16383;
 }  // namespace coop

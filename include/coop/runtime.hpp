@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -108,6 +109,40 @@ class Task {
   CUstream_st* stream_;
 };
 
+namespace detail {
+struct SubmittedTask;
+class TaskThreads;
+/// Internal: deletes Runtime's task threads (defined in the library).
+struct TaskThreadsDeleter {
+  /// Joins and deletes `t`.
+  void operator()(TaskThreads* t) const;
+};
+}  // namespace detail
+
+/// A task submitted with Runtime::submit or Runtime::submit_fraction: the caller goes on while
+/// the jobs give way and the work runs on a thread of the runtime. Copies share the task. A
+/// handle may be dropped unwaited: the task still runs to its end.
+class TaskHandle {
+ public:
+  /// An empty handle, referring to no task (operator bool is false).
+  TaskHandle() = default;
+  /// Blocks until the task has run (CUDA: until its stream work has finished) or failed;
+  /// rethrows what its work threw, or coop::gather_timeout / coop::runtime_closed when it never
+  /// got its workgroups.
+  void wait() const;
+  /// True once the task has run or failed (wait() then returns at once).
+  bool done() const;
+  /// wait(), then the task's record.
+  TaskRecord record() const;
+  /// Whether this handle refers to a task.
+  explicit operator bool() const { return bool(state_); }
+
+ private:
+  friend class Runtime;
+  explicit TaskHandle(std::shared_ptr<detail::SubmittedTask> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::SubmittedTask> state_;
+};
+
 /// How Runtime::shutdown treats jobs that still run.
 enum class Shutdown : std::uint8_t {
   wait,    ///< let them finish (jobs the scheduler preempted are restarted to finish)
@@ -170,8 +205,17 @@ class Runtime {
   /// running job. Library kernels whose blocks need most of an SM want fraction 1.
   TaskRecord run_fraction(double fraction, const std::function<void(Task&)>& work,
                           int priority = 0);
-  /// The records of the tasks that have completed (run, run_fraction), in the order they ended
-  /// (a task whose work threw has none).
+  /// run() without blocking the caller: the jobs are asked for the workgroups at once, from
+  /// this thread (the request time is now), and `work` runs on a thread of the runtime as soon
+  /// as they are free. The handle waits for it, says whether it is done and gives its record.
+  /// Tasks submitted together are gathered and run concurrently, highest priority first where
+  /// they compete for capacity. Throws like run() for impossible sizes, before anything is
+  /// asked of the jobs.
+  TaskHandle submit(std::uint32_t groups, std::function<void(Task&)> work, int priority = 0);
+  /// run_fraction() without blocking the caller, as submit() is to run().
+  TaskHandle submit_fraction(double fraction, std::function<void(Task&)> work, int priority = 0);
+  /// The records of the tasks that have completed (run, run_fraction, submit, submit_fraction),
+  /// in the order they ended (a task whose work threw has none).
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
 
   /// Ends the runtime's work, from any thread: launches, tasks and resumptions, new ones and
@@ -201,14 +245,22 @@ class Runtime {
 
  private:
   cpu::Options cpu_options() const { return {opts_.checking, opts_.watchdog_s}; }
-  TaskRecord run_units(std::uint32_t units, std::uint32_t groups,
-                       const std::function<void(Task&)>& work, int priority);
+  struct TaskSize {
+    std::uint32_t units, groups;
+  };
+  TaskSize size_of_run(std::uint32_t groups) const;
+  TaskSize size_of_fraction(double fraction) const;
+  /// Runs `work` for a task of `groups` and waits for what it enqueued (CUDA).
+  void run_work(std::uint32_t groups, const std::function<void(Task&)>& work);
+  TaskHandle submit_units(TaskSize size, std::function<void(Task&)> work, int priority);
   void configure_scheduler();
   void report(const std::string& what) const;
   RuntimeOptions opts_;
   Backend backend_ = Backend::cpu;
   std::unique_ptr<cuda::DeviceService, CudaServiceDeleter> cuda_;
   std::unique_ptr<detail::Scheduler> sched_;
+  std::mutex threads_mu_;  ///< guards the lazy start of task_threads_
+  std::unique_ptr<detail::TaskThreads, detail::TaskThreadsDeleter> task_threads_;
 };
 
 }  // namespace coop

@@ -287,7 +287,7 @@ std::string JobCore::describe() const {
   detail::Channel& ch = *channel_;
   const std::uint64_t w = detail::atomic<std::uint64_t>(ch.membership).load();
   return "M " + std::to_string(detail::active_of(w)) + ", arrivals " +
-         std::to_string(detail::arrived_of(w)) + ", leaving " +
+         std::to_string(detail::barrier_arrivals(w)) + ", leaving " +
          std::to_string(detail::leaving_of(w)) + ", target " +
          std::to_string(detail::atomic<std::uint32_t>(ch.target).load()) +
          (aborted() ? ", aborted" : "") + "; workgroups:" + sites_report();

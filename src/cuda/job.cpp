@@ -266,10 +266,11 @@ std::string JobCore::describe() const {
   const auto& ch = host.channel;
   const std::uint64_t w = ch.membership, r = ch.release;
   std::string s =
-      "device: M " + std::to_string(coop::detail::active_of(w)) + ", arrivals " +
-      std::to_string(coop::detail::arrived_of(w)) + ", leaving " +
+      "device: M " + std::to_string(coop::detail::active_of(w)) + ", barrier parity " +
+      std::to_string(coop::detail::parity_of(w)) + " arrivals " +
+      std::to_string(coop::detail::barrier_arrivals(w)) + ", leaving " +
       std::to_string(coop::detail::leaving_of(w)) + "; release generation " +
-      std::to_string(r & 0xffff) + " base " + std::to_string((r >> 16) & 0xffff) + " threshold " +
+      std::to_string(r & 0xffff) + " threshold " +
       std::to_string((r >> 32) & 0xffff) + " M " + std::to_string(r >> 48) + "; target " +
       std::to_string(ch.target) + ", suspend " + std::to_string(ch.suspend) + ", abort " +
       std::to_string(ch.abort) + ", returned " + std::to_string(ch.finished) +

@@ -4,9 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+
+#include "task_threads.hpp"
 
 #ifdef COOP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -113,42 +118,37 @@ std::string Runtime::device_name() const {
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }
 
-TaskRecord Runtime::run_units(std::uint32_t units, std::uint32_t groups,
-                              const std::function<void(Task&)>& work, int priority) {
+void Runtime::run_work(std::uint32_t groups, const std::function<void(Task&)>& work) {
   CUstream_st* stream = nullptr;
 #ifdef COOP_HAVE_CUDA
   if (cuda_) stream = cuda_->task_stream();
 #endif
   Task task(groups, backend(), stream);
-  return sched_->run_task(units, groups, priority, [&] {
 #ifdef COOP_HAVE_CUDA
-    try {
-      work(task);
-    } catch (...) {
-      // What it enqueued before throwing still runs on its capacity: wait for it first.
-      if (stream) cudaStreamSynchronize(stream);
-      throw;
-    }
-    if (stream) cuda::check(cudaStreamSynchronize(stream), "running a task");
-#else
+  try {
     work(task);
+  } catch (...) {
+    // What it enqueued before throwing still runs on its capacity: wait for it first.
+    if (stream) cudaStreamSynchronize(stream);
+    throw;
+  }
+  if (stream) cuda::check(cudaStreamSynchronize(stream), "running a task");
+#else
+  work(task);
 #endif
-  });
 }
 
-TaskRecord Runtime::run(std::uint32_t groups, const std::function<void(Task&)>& work,
-                        int priority) {
+Runtime::TaskSize Runtime::size_of_run(std::uint32_t groups) const {
   std::uint64_t units = std::uint64_t(groups) * sched_->reference_cost();
   if (groups == 0) throw std::invalid_argument("a task needs at least one workgroup");
   if (units > capacity())
     throw std::invalid_argument("task asks for " + std::to_string(groups) +
                                 " workgroups but the device holds only " +
                                 std::to_string(capacity() / sched_->reference_cost()));
-  return run_units(std::uint32_t(units), groups, work, priority);
+  return {std::uint32_t(units), groups};
 }
 
-TaskRecord Runtime::run_fraction(double fraction, const std::function<void(Task&)>& work,
-                                 int priority) {
+Runtime::TaskSize Runtime::size_of_fraction(double fraction) const {
   if (!(fraction > 0.0 && fraction <= 1.0))
     throw std::invalid_argument("a task's device fraction must be in (0, 1], got " +
                                 std::to_string(fraction));
@@ -156,7 +156,95 @@ TaskRecord Runtime::run_fraction(double fraction, const std::function<void(Task&
   const auto wanted = std::uint32_t(std::ceil(fraction * capacity()));
   auto units = std::min(wanted, sched_->gatherable_units(wanted));
   std::uint32_t groups = std::max<std::uint32_t>(1, units / sched_->reference_cost());
-  return run_units(std::max(1u, units), groups, work, priority);
+  return {std::max(1u, units), groups};
+}
+
+TaskRecord Runtime::run(std::uint32_t groups, const std::function<void(Task&)>& work,
+                        int priority) {
+  const TaskSize size = size_of_run(groups);
+  return sched_->run_task(size.units, size.groups, priority, [&] { run_work(size.groups, work); });
+}
+
+TaskRecord Runtime::run_fraction(double fraction, const std::function<void(Task&)>& work,
+                                 int priority) {
+  const TaskSize size = size_of_fraction(fraction);
+  return sched_->run_task(size.units, size.groups, priority, [&] { run_work(size.groups, work); });
+}
+
+// ---------------------------------------------------------------- submitted tasks
+
+namespace detail {
+struct SubmittedTask {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool finished = false;
+  std::exception_ptr error;
+  TaskRecord record;
+};
+void TaskThreadsDeleter::operator()(TaskThreads* t) const { delete t; }
+}  // namespace detail
+
+void TaskHandle::wait() const {
+  if (!state_) throw std::logic_error("wait() on an empty TaskHandle");
+  std::unique_lock lock(state_->mu);
+  state_->cv.wait(lock, [&] { return state_->finished; });
+  if (state_->error) std::rethrow_exception(state_->error);
+}
+
+bool TaskHandle::done() const {
+  if (!state_) return false;
+  std::lock_guard lock(state_->mu);
+  return state_->finished;
+}
+
+TaskRecord TaskHandle::record() const {
+  wait();
+  std::lock_guard lock(state_->mu);
+  return state_->record;
+}
+
+TaskHandle Runtime::submit(std::uint32_t groups, std::function<void(Task&)> work, int priority) {
+  const TaskSize size = size_of_run(groups);
+  return submit_units(size, std::move(work), priority);
+}
+
+TaskHandle Runtime::submit_fraction(double fraction, std::function<void(Task&)> work,
+                                    int priority) {
+  const TaskSize size = size_of_fraction(fraction);
+  return submit_units(size, std::move(work), priority);
+}
+
+TaskHandle Runtime::submit_units(TaskSize size, std::function<void(Task&)> work, int priority) {
+  auto state = std::make_shared<detail::SubmittedTask>();
+  // Asked for now, from this thread: the jobs start giving way while a task thread wakes.
+  auto ticket = std::make_shared<detail::Scheduler::TaskTicket>(
+      sched_->request_task(size.units, size.groups, priority));
+  try {
+    {
+      std::lock_guard lock(threads_mu_);
+      if (!task_threads_) task_threads_.reset(new detail::TaskThreads);
+    }
+    task_threads_->post([this, state, ticket, size, work = std::move(work)] {
+      TaskRecord rec;
+      std::exception_ptr error;
+      try {
+        rec = sched_->run_requested(*ticket, [&] { run_work(size.groups, work); });
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(state->mu);
+        state->record = rec;
+        state->error = error;
+        state->finished = true;
+      }
+      state->cv.notify_all();
+    });
+  } catch (...) {
+    sched_->drop_requested(*ticket);
+    throw;
+  }
+  return TaskHandle(std::move(state));
 }
 
 }  // namespace coop

@@ -133,9 +133,18 @@ void Scheduler::set_target(JobEntry& e, std::uint32_t t) {
 
 std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
                                 std::unique_lock<std::mutex>& lock, bool deadline) {
+  return await(enqueue(units, priority), lock, deadline);
+}
+
+Scheduler::WaiterRef Scheduler::enqueue(std::uint32_t units, int priority) {
   auto it = waiters_.insert(waiters_.end(), Waiter{units, 0, priority, seq_++});
   dispatch();
   reclaim();
+  return it;
+}
+
+std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool deadline) {
+  const std::uint32_t units = it->need;
   if (deadline && it->got < it->need && gather_report_) {
     // A task that waits for a reserved job waits for that job's end: say so once, at once.
     const std::string why = describe_reserved_blockers(units);
@@ -455,21 +464,36 @@ void Scheduler::reclaim() {
   }
 }
 
-TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int priority,
-                               const std::function<void()>& work) {
+Scheduler::TaskTicket Scheduler::request_task(std::uint32_t units, std::uint32_t groups,
+                                              int priority) {
   if (units == 0) throw std::invalid_argument("a task needs at least one workgroup");
   if (units > capacity_)
     throw std::invalid_argument("task asks for " + std::to_string(groups) +
                                 " workgroups but the device holds only " +
                                 std::to_string(capacity_ / std::max(1u, units / groups)));
-  TaskRecord rec;
-  rec.groups = groups;
-  rec.priority = priority;
+  std::lock_guard lock(mu_);
+  if (closed_) throw runtime_closed("cannot run a task: the runtime has shut down");
+  ++calls_;  // until run_requested returns
+  TaskTicket t;
+  t.units = units;
+  t.record.groups = groups;
+  t.record.priority = priority;
+  t.record.request_ms = now_ms();
+  t.waiter = enqueue(units, priority);
+  return t;
+}
+
+TaskRecord Scheduler::run_requested(TaskTicket& t, const std::function<void()>& work) {
   std::unique_lock lock(mu_);
-  Call call(*this, "run a task");
-  rec.request_ms = now_ms();
-  gather(units, priority, lock, /*deadline=*/true);
-  tasks_held_ += units;
+  struct EndCall {
+    Scheduler& s;
+    ~EndCall() {
+      if (--s.calls_ == 0) s.cv_.notify_all();
+    }
+  } end_call{*this};
+  TaskRecord rec = t.record;
+  await(t.waiter, lock, /*deadline=*/true);
+  tasks_held_ += t.units;
   rec.gathered_ms = now_ms();
   lock.unlock();
   rec.start_ms = now_ms();
@@ -477,16 +501,29 @@ TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int pr
     work();
   } catch (...) {
     lock.lock();
-    tasks_held_ -= units;
+    tasks_held_ -= t.units;
     dispatch();
     throw;
   }
   rec.end_ms = now_ms();
   lock.lock();
-  tasks_held_ -= units;
+  tasks_held_ -= t.units;
   records_.push_back(rec);
   dispatch();
   return rec;
+}
+
+void Scheduler::drop_requested(TaskTicket& t) {
+  std::lock_guard lock(mu_);
+  waiters_.erase(t.waiter);  // what it had gathered is free again
+  dispatch();
+  if (--calls_ == 0) cv_.notify_all();
+}
+
+TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int priority,
+                               const std::function<void()>& work) {
+  TaskTicket t = request_task(units, groups, priority);
+  return run_requested(t, work);
 }
 
 Scheduler::Call::Call(Scheduler& sched, const char* what) : s(sched) {

@@ -216,28 +216,29 @@ class Ctx {
   __device__ shared_t<K>& shared() { return bs_.shared; }
 
   __device__ void barrier(int = 0) { __syncthreads(); }
-  // offer_kill and request_fork with nothing to do are the hot path. Every thread keeps the
+  // offer_kill and request_fork with nothing to do are the hot path. Thread 0 keeps the
   // membership word and the target as loaded at its previous call, and one barrier votes on
-  // whether thread 0 must run the protocol (which reads fresh values). The next loads are
-  // issued after the vote (a barrier waits for outstanding loads), so their latency hides
-  // behind the kernel's own work. A request is seen at most one interval late, which the model
-  // allows: offer_kill may always decline.
+  // whether it must run the protocol (which reads fresh values). The next loads are issued
+  // after the vote, so their latency hides behind the kernel's own work, and only by thread 0:
+  // every workgroup polls the same two lines, and 256 threads' loads would make them hot. A
+  // request is seen at most one interval late, which the model allows: offer_kill may always
+  // decline.
   __device__ bool offer_kill(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return false;
     m_seen_ = 0;
-    bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
-                 seen_target_ < coop::detail::active_of(seen_word_);
-    bool any = __syncthreads_or(maybe);
-    prefetch();  // after the barrier, which would otherwise wait for these loads
+    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
+                                            seen_target_ < coop::detail::active_of(seen_word_));
+    const bool any = __syncthreads_or(maybe);
+    prefetch();
     if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
   }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
-    bool maybe = (a_.flags & coop::detail::flag_adversarial) ||
-                 seen_target_ > coop::detail::active_of(seen_word_);
-    bool any = __syncthreads_or(maybe);
+    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
+                                            seen_target_ > coop::detail::active_of(seen_word_));
+    const bool any = __syncthreads_or(maybe);
     prefetch();
     if (!any) return 0;
     return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
@@ -284,8 +285,10 @@ class Ctx {
   __device__ std::uint32_t target() const {
     return dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
   }
-  // The raw words are kept: any arithmetic on a loaded value here would wait for the load.
+  // Thread 0's view for the next vote. The raw words are kept: any arithmetic on a loaded
+  // value here would wait for the load.
   __device__ void prefetch() {
+    if (threadIdx.x != 0) return;
     seen_word_ = dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed);
     seen_target_ = target();
   }

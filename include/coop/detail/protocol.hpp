@@ -26,27 +26,53 @@ struct Membership {
   std::uint32_t fork_granted = 0;  ///< G: capacity granted to the next fork (target above M)
 };
 
-// The membership word, 4 x 16 bits: M; the arrivals at global barriers (cumulative, modulo
-// 2^16: the release word says where the current barrier's count starts); the removed
-// workgroups that have not yet seen their removal ("leaving": no id is reused and no barrier
-// completes until they are gone); a version. Every change of M is one CAS of this word and
-// arriving at a barrier one atomic add, so the workgroup that completes a barrier sees all
-// four in one consistent value. A workgroup that withdraws from a batch exit bumps the version
-// so that a commit decided on the old state fails.
-inline constexpr std::uint64_t kArrivedOne = 1ull << 16;
-inline constexpr std::uint64_t kLeavingOne = 1ull << 32;
-inline constexpr std::uint64_t kVersionOne = 1ull << 48;
+// The membership word: M (bits 0-15); the removed workgroups that have not yet seen their
+// removal ("leaving", bits 16-29: no id is reused and no resize is decided until they are gone);
+// a hold bit per barrier parity (30, 31); a version (32-47); the barrier's arrival count (48-62)
+// and its parity (63). Every change of M is one CAS of this word and arriving at a barrier one
+// atomic add, so whoever sees a barrier complete sees all of it in one consistent value. A
+// workgroup that withdraws from a batch exit bumps the version so that a commit decided on the
+// old state fails.
+//
+// The barrier folds its release into the arrivals, like CUDA's grid barrier: workgroup 0 adds
+// 2^15 - (M - 1), every other member 1, so the count carries into the parity bit exactly when
+// the last member arrives and is back at 0 for the next barrier. Nobody has to learn that they
+// were last and then publish a release: every member waits for the parity to flip. While a
+// barrier fills (count != 0) M cannot change: kills and forks refuse, so workgroup 0's complement
+// stays right. A member that sees the scheduler ask for something at a resizing barrier sets
+// the hold bit of the barrier's parity before arriving; such a barrier, once complete, waits for
+// workgroup 0's decision in the release word.
+inline constexpr std::uint64_t kLeavingOne = 1ull << 16;
+inline constexpr std::uint64_t kHoldBit = 1ull << 30;  ///< parity 0; parity 1 is the next bit
+inline constexpr std::uint64_t kVersionOne = 1ull << 32;
+inline constexpr std::uint64_t kArrivedOne = 1ull << 48;
+inline constexpr std::uint32_t kArrivalSpan = 0x8000u;  ///< a barrier's arrivals add up to this
 COOP_HD constexpr std::uint32_t active_of(std::uint64_t word) {
   return std::uint32_t(word & 0xffffu);
 }
+/// The barrier's raw arrival field (see barrier_arrivals for the count).
 COOP_HD constexpr std::uint32_t arrived_of(std::uint64_t word) {
-  return std::uint32_t((word >> 16) & 0xffffu);
+  return std::uint32_t((word >> 48) & (kArrivalSpan - 1));
 }
+COOP_HD constexpr std::uint32_t parity_of(std::uint64_t word) { return std::uint32_t(word >> 63); }
+COOP_HD constexpr std::uint64_t hold_bit(std::uint32_t parity) { return kHoldBit << parity; }
 COOP_HD constexpr std::uint32_t leaving_of(std::uint64_t word) {
-  return std::uint32_t((word >> 32) & 0xffffu);
+  return std::uint32_t((word >> 16) & 0x3fffu);
 }
 COOP_HD constexpr std::uint64_t with_active(std::uint64_t word, std::uint32_t m) {
   return (word & ~0xffffull) | m;
+}
+/// The word with its version moved on (the version wraps without touching the arrivals).
+COOP_HD constexpr std::uint64_t bump_version(std::uint64_t word) {
+  constexpr std::uint64_t mask = 0xffffull << 32;
+  return (word & ~mask) | ((word + kVersionOne) & mask);
+}
+/// Members that have arrived at the barrier now filling (for diagnostics). Before workgroup 0
+/// arrives the field is the count itself (below 2^14, as M is); after, it is offset by 2^15 -
+/// (M - 1) and so at least 2^14 + 1.
+COOP_HD constexpr std::uint32_t barrier_arrivals(std::uint64_t word) {
+  const std::uint32_t v = arrived_of(word), m = active_of(word);
+  return v < (kArrivalSpan >> 1) ? v : ((v + m - 1) & (kArrivalSpan - 1)) + 1;
 }
 
 /// Per-job protocol flags, fixed at launch.
@@ -67,17 +93,16 @@ inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 /// arrival updates atomically, has a line of its own; what a workgroup reads on arriving at a
 /// barrier (release word, target, suspend flag, N) shares another, so that is one request.
 struct Channel {
-  alignas(128) std::uint64_t membership = 0;  ///< M | arrived | leaving | version
+  alignas(128) std::uint64_t membership = 0;  ///< M | leaving, holds | version | arrivals
   std::uint32_t kill_ready = 0;               ///< workgroups announced for a batch exit (a hint)
   std::uint32_t finished = 0;                 ///< workgroups that returned from the kernel normally
   std::uint32_t abort = 0;                    ///< set when the job must stop (error elsewhere)
   std::uint32_t suspended = 0;                ///< set by workgroup 0 when a suspension took effect
 
-  /// Written to end a barrier, 4 x 16 bits: the generation; the arrival count at which the
-  /// next barrier starts; the threshold at and above which ids leave (kKeepAll: none); M after
-  /// the barrier. One word, so a waiting workgroup learns all with the load that sees the
-  /// barrier end, and nobody resets the arrivals. A hand-off to workgroup 0 is marked by
-  /// kKeepAll with M = 0 (no real release has both), the arrivals in the count field.
+  /// Written by workgroup 0 to end a held barrier (one whose hold bit was set), 4 x 16 bits:
+  /// the generation; unused; the threshold at and above which ids leave (kKeepAll: none); M
+  /// after the barrier. One word, so a waiting workgroup learns all with one load. Barriers
+  /// that nothing held end by the arrivals alone and leave it as it is.
   alignas(128) std::uint64_t release = 0;
   /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
   /// grant of capacity that is free now (G = target - M).
@@ -116,9 +141,9 @@ COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
 /// Sets up a channel for a (re)start with workgroups [0, m), keeping the scheduler's target.
 /// Only while no workgroup of the job runs.
 COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
-  ch.membership =
-      ((ch.membership & ~(kVersionOne - 1)) + kVersionOne) | m;  // none arriving, leaving
-  ch.release &= 0xffffu;  // the generation goes on; the arrival count starts at 0
+  // None arriving, leaving or held; the version and the generation go on.
+  ch.membership = (bump_version(ch.membership) & (0xffffull << 32)) | m;
+  ch.release &= 0xffffu;
   ch.suspend = 0;
   ch.suspended = 0;
   ch.finished = 0;
@@ -206,8 +231,9 @@ class Protocol {
         k = t - m < room ? t - m : room;
       }
       if (k == 0) return 0;
-      // k = 0 is always legal: never add while removed workgroups are still on their way out.
-      if (leaving_of(raw) != 0) return 0;
+      // k = 0 is always legal: never add while removed workgroups are still on their way out,
+      // nor while a barrier fills (its arrivals are counted against M).
+      if (leaving_of(raw) != 0 || filling(raw) != 0) return 0;
       if (m + k > ch_.max_groups) env_.invariant_failed("fork beyond max_groups (N)");
       if (word().cas(raw, with_active(raw, m + k))) {
         start_groups(m, k, site);
@@ -223,71 +249,80 @@ class Protocol {
   /// workgroup barrier. Returns M after the barrier, or 0 if the workgroup was removed by a
   /// resizing barrier (workgroup 0 only when the job was suspended).
   ///
-  /// The last workgroup to arrive ends the barrier itself when nothing is asked of it (one
-  /// atomic per workgroup and one release word, like a plain grid barrier). When the scheduler
-  /// wants a resize or a suspension, removed workgroups have not all left yet, or the policy is
-  /// adversarial, it hands the decision to workgroup 0 (which owns the transmitted state new
-  /// workgroups inherit) by publishing the next generation as a hand-off mark; the others
-  /// keep waiting for the final word.
+  /// When nothing is asked the barrier is one atomic add per member and a wait for the parity
+  /// to flip, like a plain grid barrier. When the scheduler wants a resize or a suspension, or
+  /// the policy is adversarial, the barrier is held: workgroup 0 (which owns the transmitted
+  /// state new workgroups inherit) decides once every member is there and publishes the
+  /// outcome in the release word, and the others wait for that.
   COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
     atomic<std::uint64_t> release(ch_.release);
-    // The fences instead of an acq_rel add let these loads overlap the add: one round trip.
-    // The target and suspension are read before arriving: a request that lands during the
-    // barrier is honoured at the next.
-    fence_release();
+    // What the decision to hold is taken from, read before arriving (the loads overlap). A
+    // request that lands later, or that only a stale M made look unnecessary, is honoured at
+    // the next barrier.
     const std::uint64_t last = release.load(order::relaxed);
     const std::uint32_t t = target();
     const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
-    const std::uint64_t before = word().fetch_add(kArrivedOne, order::relaxed);
-    const std::uint32_t gen = gen_of(last), base = base_of(last);
-    const std::uint32_t m = active_of(before);
-    if (((arrived_of(before) + 1 - base) & 0xffffu) == m) {
-      // Every member is here, so nobody else can change the word until the release. Only the
-      // last arrival needs the acquire now (the others take it when they see the release); the
-      // same fence orders the release store below, which can then be relaxed: one fence on the
-      // barrier's critical path instead of two.
-      fence_acq_rel();
-      const bool quiet = leaving_of(before) == 0 &&
-                         (!resizing || (!(flags_ & flag_adversarial) && sus == 0 &&
-                                        ((flags_ & flag_no_resize) || resize_target(t, m) == m)));
-      if (quiet) {
-        const std::uint64_t next = release_word(gen + 1, next_base(base + m), kKeepAll, m);
-        release.store(next, order::relaxed);
-        atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
-        return m;
-      }
-      if (id == 0) return decide(last, m, resizing, site);
-      release.store(release_word(gen + 1, m, kKeepAll, 0));  // hand-off: the arrivals
-    }
-    bool removed = false;
-    std::uint32_t after = 0;
-    for (std::uint32_t spins = 1;; ++spins) {
-      const std::uint64_t w = release.load(order::relaxed);
-      const std::uint32_t passed = (gen_of(w) - gen) & 0xffffu, threshold = threshold_of(w);
-      after = std::uint32_t(w >> 48);
-      if (passed != 0) {
-        // Later barriers went on without us: we were removed here (no barrier completes and
-        // no id is reused while we count as leaving), and the word that said so is gone.
-        if (passed != 1) {
-          removed = resizing;
+    std::uint64_t raw = word().load(order::relaxed);
+    const std::uint32_t parity = parity_of(raw);
+    if (resizing && wants_decision(id, t, sus, active_of(raw)))
+      word().fetch_or(hold_bit(parity), order::relaxed);
+    fence_release();  // what this workgroup wrote is visible to whoever sees the barrier end
+    std::uint64_t add = kArrivedOne, before = 0;
+    if (id != 0) {
+      before = word().fetch_add(add, order::relaxed);
+    } else {
+      // Workgroup 0 adds the complement of M. M cannot change once anyone has arrived; before
+      // that a kill or fork may land between the load and the add, so the first arrival
+      // makes its add conditional on the M it computed with.
+      for (;;) {
+        add = std::uint64_t(kArrivalSpan - (active_of(raw) - 1)) * kArrivedOne;
+        if (filling(raw) != 0) {
+          before = word().fetch_add(add, order::relaxed);
           break;
         }
-        if (!(threshold == kKeepAll && after == 0)) {  // a release, not a hand-off
-          removed = resizing && id >= threshold;
+        if (word().cas(raw, raw + add, order::relaxed)) {
+          before = raw;
           break;
+        }
+      }
+    }
+    const std::uint32_t m = active_of(before);
+    if (parity_of(before + add) != parity) {  // the last arrival: the barrier is complete
+      fence_acquire();
+      atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
+      if (!((before + add) & hold_bit(parity))) return m;
+      if (id == 0) return decide(last, parity, resizing, site);
+    }
+    for (std::uint32_t spins = 1;; ++spins) {
+      const std::uint64_t r = release.load(order::relaxed);
+      if (gen_of(r) != gen_of(last)) {
+        // Workgroup 0 ended a held barrier. If later barriers went on without us, we were
+        // removed here (no resize is decided while we count as leaving), and the word that
+        // said so is gone.
+        fence_acquire();
+        const bool removed =
+            resizing && (((gen_of(r) - gen_of(last)) & 0xffffu) != 1 || id >= threshold_of(r));
+        if (!removed) return std::uint32_t(r >> 48);
+        word().fetch_sub(kLeavingOne);  // our id may be reused now
+        return 0;
+      }
+      const std::uint64_t w = word().load(order::relaxed);
+      if (parity_of(w) != parity) {
+        if (!(w & hold_bit(parity))) {
+          // Quiet, unless the hold was set and then cleared by workgroup 0 after its release
+          // word (written first): look again.
+          fence_acquire();
+          if (gen_of(release.load(order::relaxed)) == gen_of(last)) return m;
+          continue;
         }
         if (id == 0) {
           fence_acquire();
-          return decide(last, base_of(w), resizing, site);
+          return decide(last, parity, resizing, site);
         }
       }
-      if ((spins & 1023) == 0) check_reachable(last, site);
+      if ((spins & 1023) == 0) check_reachable(last, parity, site);
       env_.relax(WaitKind::barrier_slave, site);
     }
-    fence_acquire();
-    if (!removed) return after;
-    word().fetch_sub(kLeavingOne);  // our id may be reused now
-    return 0;
   }
 
   /// A workgroup returned from the kernel normally.
@@ -344,7 +379,7 @@ class Protocol {
             word().fetch_sub(kLeavingOne);
             return true;
           }
-          if (word().cas(raw, raw + kVersionOne)) {
+          if (word().cas(raw, bump_version(raw))) {
             ready.fetch_sub(1, order::relaxed);
             return false;
           }
@@ -358,7 +393,7 @@ class Protocol {
       std::uint32_t batch = m - floor;
       if (ready.load(order::relaxed) >= batch && all_announced(floor, m)) {
         // The other members of the batch are counted as leaving in the same CAS.
-        if (word().cas(raw, with_active(raw, floor) + (batch - 1) * kLeavingOne + kVersionOne)) {
+        if (word().cas(raw, bump_version(with_active(raw, floor) + (batch - 1) * kLeavingOne))) {
           announced.fetch_and(~bit);
           ready.fetch_sub(1, order::relaxed);
           atomic<std::uint32_t>(ch_.kills).fetch_add(batch, order::relaxed);
@@ -410,15 +445,11 @@ class Protocol {
   }
 
   static constexpr std::uint32_t kKeepAll = 0xffffu;  // above any id
-  COOP_HD static std::uint64_t release_word(std::uint32_t gen, std::uint32_t base,
-                                            std::uint32_t threshold, std::uint32_t m) {
-    return std::uint64_t(m) << 48 | std::uint64_t(threshold & 0xffffu) << 32 |
-           std::uint64_t(base & 0xffffu) << 16 | (gen & 0xffffu);
+  COOP_HD static std::uint64_t release_word(std::uint32_t gen, std::uint32_t threshold,
+                                            std::uint32_t m) {
+    return std::uint64_t(m) << 48 | std::uint64_t(threshold & 0xffffu) << 32 | (gen & 0xffffu);
   }
   COOP_HD static std::uint32_t gen_of(std::uint64_t w) { return std::uint32_t(w & 0xffffu); }
-  COOP_HD static std::uint32_t base_of(std::uint64_t w) {
-    return std::uint32_t((w >> 16) & 0xffffu);
-  }
   COOP_HD static std::uint32_t threshold_of(std::uint64_t w) {
     return std::uint32_t((w >> 32) & 0xffffu);
   }
@@ -430,19 +461,16 @@ class Protocol {
     }
     return t < ch_.max_groups ? t : ch_.max_groups;
   }
-  // Where the next barrier's arrivals start. The count must never carry into the leaving
-  // field, so once the next barrier could reach the top it is brought back to 0 (a rare extra
-  // atomic, before the release that publishes it).
-  COOP_HD std::uint32_t next_base(std::uint32_t count) {
-    if (count <= 0xffffu - ch_.max_groups) return count;
-    word().fetch_sub(std::uint64_t(count) * kArrivedOne, order::relaxed);
-    fence_acq_rel();  // the subtraction lands before a (relaxed) release makes anyone arrive
-    return 0;
+  // Whether a resizing barrier must wait for workgroup 0's decision, as an arriving workgroup
+  // sees it: the scheduler wants a resize or a suspension, or the policy decides at random
+  // (workgroup 0, which always arrives, says so for everyone).
+  COOP_HD bool wants_decision(std::uint32_t id, std::uint32_t t, std::uint32_t sus,
+                              std::uint32_t m) const {
+    if (flags_ & flag_adversarial) return id == 0;
+    return sus != 0 || (!(flags_ & flag_no_resize) && resize_target(t, m) != m);
   }
   // Arrivals at the barrier now filling (0: none is).
-  COOP_HD std::uint32_t filling(std::uint64_t raw) const {
-    return (arrived_of(raw) - base_of(atomic<std::uint64_t>(ch_.release).load())) & 0xffffu;
-  }
+  COOP_HD static std::uint32_t filling(std::uint64_t raw) { return arrived_of(raw); }
 
   // What workgroup 0 decides from, with every member waiting at the barrier.
   struct Snapshot {
@@ -450,12 +478,11 @@ class Protocol {
     std::uint32_t target = 0, suspend = 0;
   };
 
-  // Workgroup 0 at a barrier the last arrival could not end alone: waits until removed
-  // workgroups are gone (a slow one must see its own removal before the release word moves
-  // on, and its id may be reused), decides a resize, releases, then starts new workgroups.
-  // `last`: the release word of the barrier before; `arrivals`: this barrier's (M at its end).
-  COOP_HD std::uint32_t decide(std::uint64_t last, std::uint32_t arrivals, bool resizing,
-                               int site) {
+  // Workgroup 0 at a held barrier, every member there: waits until workgroups removed earlier
+  // are gone (a slow one must see its own removal before the release word moves on, and its
+  // id may be reused), decides a resize, releases, then starts new workgroups. `last`: the
+  // release word before this barrier; `parity`: this barrier's.
+  COOP_HD std::uint32_t decide(std::uint64_t last, std::uint32_t parity, bool resizing, int site) {
     Snapshot snap;
     while (leaving_of(snap.membership = word().load()) != 0)
       env_.relax(WaitKind::barrier_master, site);
@@ -463,25 +490,24 @@ class Protocol {
     snap.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
     const Resize r = resizing ? resize(site, snap) : Resize{kKeepAll, 0, 0};
     const std::uint32_t after = active_of(word().load(order::relaxed));
-    atomic<std::uint64_t>(ch_.release)
-        .store(release_word(gen_of(last) + 1, next_base(base_of(last) + arrivals), r.threshold,
-                            after));
-    atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
+    atomic<std::uint64_t>(ch_.release).store(release_word(gen_of(last) + 1, r.threshold, after));
+    // Only after the release word: a waiter that finds the hold gone looks there again.
+    word().fetch_and(~hold_bit(parity));
     // New workgroups start only now: had they started before the release they could read the
-    // old generation at the next barrier and pass it early.
+    // old generation at the next barrier and take it for this one's end.
     if (r.grow > 0) start_groups(r.first_new, r.grow, site);
     return r.threshold == 0 ? 0 : after;  // suspended: workgroup 0 leaves too
   }
 
   // A barrier can never complete once a member has returned from the kernel (M counts it).
-  // Only while this barrier (generation `gen`) is still open: a workgroup that has not yet
-  // looked at a release must not blame the kernel for what others did after it.
-  COOP_HD void check_reachable(std::uint64_t last, int site) {
+  // Only while this barrier is still open: a workgroup that has not yet looked at a release
+  // must not blame the kernel for what others did after it.
+  COOP_HD void check_reachable(std::uint64_t last, std::uint32_t parity, int site) {
     const std::uint32_t done = atomic<std::uint32_t>(ch_.finished).load();
     if (done == 0) return;
     const std::uint64_t raw = word().load();
-    const std::uint32_t arrived = (arrived_of(raw) - base_of(last)) & 0xffffu;
-    if (arrived + done < active_of(raw)) return;
+    const std::uint32_t arrived = barrier_arrivals(raw);
+    if (parity_of(raw) != parity || arrived + done < active_of(raw)) return;
     if (gen_of(atomic<std::uint64_t>(ch_.release).load()) != gen_of(last)) return;
     env_.barrier_unreachable(site, arrived, active_of(raw), done);
   }

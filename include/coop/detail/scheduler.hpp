@@ -97,6 +97,28 @@ class Scheduler {
   /// `work`, gives the capacity back. `groups` is what the record reports as the task's size.
   TaskRecord run_task(std::uint32_t units, std::uint32_t groups, int priority,
                       const std::function<void()>& work);
+
+ private:
+  struct Waiter {
+    std::uint32_t need, got;  ///< units
+    int priority;
+    std::uint64_t seq;
+  };
+  using WaiterRef = std::list<Waiter>::iterator;
+
+ public:
+  /// run_task in two steps, for tasks submitted asynchronously: the request (the jobs are asked
+  /// for the capacity at once, from the caller's thread), then, from any thread, the wait for
+  /// the capacity and the work. Every ticket must be passed to run_requested exactly once.
+  struct TaskTicket {
+    WaiterRef waiter;
+    std::uint32_t units = 0;
+    TaskRecord record;  ///< groups, priority and request_ms so far
+  };
+  TaskTicket request_task(std::uint32_t units, std::uint32_t groups, int priority);
+  TaskRecord run_requested(TaskTicket& ticket, const std::function<void()>& work);
+  /// Withdraws a request that will not be run (its capacity goes back).
+  void drop_requested(TaskTicket& ticket);
   std::vector<TaskRecord> task_records() const;
   /// The most units a task asking for `wanted` units can gather now: all but workgroup 0 of
   /// each running job that gives capacity by kills, all of a job the preemption policy would
@@ -142,12 +164,6 @@ class Scheduler {
     bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
     std::uint32_t full = 0;   ///< units held at M = N (>= n * cost)
   };
-  struct Waiter {
-    std::uint32_t need, got;  ///< units
-    int priority;
-    std::uint64_t seq;
-  };
-
   JobEntry* find(JobControl* job);
   std::uint32_t occupied(const JobEntry& e) const;  // units
   /// Units a job holds at M = m (all of `full` at N).
@@ -162,6 +178,8 @@ class Scheduler {
   void set_target(JobEntry& e, std::uint32_t t);
   std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,
                        bool deadline = false);
+  WaiterRef enqueue(std::uint32_t units, int priority);  // under the lock
+  std::uint32_t await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool deadline);
   std::string describe_holders(const Waiter& w) const;
   /// Why a task of `units` must wait for reserved jobs (they hold all N until they end), or
   /// nothing when the rest of the device could serve it.
