@@ -361,6 +361,184 @@ json bench_task_latency(Runtime& rt, int reps) {
           {"speedup", p.median / c.median}};
 }
 
+// ---------------------------------------------------------------- a task's life, per stage
+
+// The job of the stage breakdown: an elastic loop of short iterations that stamps (device
+// clock) the first time any workgroup sees a request and the last time a killed one leaves.
+struct StageJob {
+  struct Params {
+    std::uint32_t* stop;
+    std::uint32_t work;
+    unsigned long long* seen_ns;  // atomicMin: a workgroup saw the request (query() > 0)
+    unsigned long long* out_ns;   // atomicMax: a killed workgroup left
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    float x = float(ctx.local_id());
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed)) == 0) {
+      x = work(x, p.work);
+      if (ctx.query() > 0 && ctx.local_id() == 0) stamp_min(p.seen_ns);
+      if (ctx.offer_kill(__LINE__)) {
+        if (ctx.local_id() == 0) stamp_max(p.out_ns);
+        return;
+      }
+      COOP_REQUEST_FORK(ctx);
+    }
+    if (x == 12345.f) *p.stop = 2;
+    COOP_END(ctx);
+  }
+  COOP_HD static void stamp_min(unsigned long long* at) {
+#if COOP_DEVICE_CODE
+    atomicMin(at, static_cast<unsigned long long>(now_ns()));
+#else
+    (void)at;
+#endif
+  }
+  COOP_HD static void stamp_max(unsigned long long* at) {
+#if COOP_DEVICE_CODE
+    atomicMax(at, static_cast<unsigned long long>(now_ns()));
+#else
+    (void)at;
+#endif
+  }
+};
+
+// The task: `blocks` blocks of the job's shape, each about `work` long; stamps its first block's
+// start and its last block's end.
+__global__ void stage_task(std::uint32_t work_n, unsigned long long* first_ns,
+                           unsigned long long* last_ns, float* sink) {
+  if (threadIdx.x == 0) atomicMin(first_ns, static_cast<unsigned long long>(now_ns()));
+  const float x = work(float(threadIdx.x), work_n);
+  if (x == 12345.f) sink[0] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(last_ns, static_cast<unsigned long long>(now_ns()));
+}
+
+// Device clock minus host clock (steady_clock ns): a kernel waits for a host flag and stamps
+// the moment it sees it; the smallest difference over a few tries (a PCIe write's latency,
+// about a microsecond, is its error).
+__global__ void clock_probe(volatile std::uint32_t* flag, unsigned long long* seen,
+                            std::uint32_t tries) {
+  for (std::uint32_t i = 1; i <= tries; ++i) {
+    while (*flag != i) {
+    }
+    seen[i - 1] = now_ns();
+  }
+}
+
+std::int64_t device_minus_host_ns() {
+  const std::uint32_t tries = 50;
+  std::uint32_t* flag = nullptr;
+  unsigned long long* seen = nullptr;
+  CK(cudaHostAlloc(&flag, sizeof(std::uint32_t), cudaHostAllocMapped));
+  CK(cudaHostAlloc(&seen, sizeof(unsigned long long) * tries, cudaHostAllocMapped));
+  *flag = 0;
+  clock_probe<<<1, 1>>>(flag, seen, tries);
+  std::vector<std::int64_t> host(tries);
+  for (std::uint32_t i = 1; i <= tries; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    host[i - 1] = std::int64_t(clk::now().time_since_epoch().count());
+    __atomic_store_n(flag, i, __ATOMIC_RELEASE);
+  }
+  CK(cudaDeviceSynchronize());
+  std::int64_t best = INT64_MAX;
+  for (std::uint32_t i = 0; i < tries; ++i) best = std::min(best, std::int64_t(seen[i]) - host[i]);
+  CK(cudaFreeHost(flag));
+  CK(cudaFreeHost(seen));
+  return best;
+}
+
+// A task's life from the request, stage by stage, for k of N workgroups (the job has no
+// resizing barrier: the whole device is N - 1 and workgroup 0), with two ways of starting its
+// kernel: coop's (submit: the kernel is enqueued once the host has seen the workgroups leave) and
+// pre-enqueued (the kernel goes to a high-priority stream at the request, and the hardware places
+// its blocks as the job's leave; the scheduler still gathers the capacity).
+json bench_stages(Runtime& rt, int reps) {
+  cudaFuncAttributes attr{};
+  CK(cudaFuncGetAttributes(&attr, stage_task));  // loaded before any persistent kernel
+  CK(cudaFuncGetAttributes(&attr, clock_probe));
+  const std::int64_t offset = device_minus_host_ns();
+  ManagedArray<std::uint32_t> stop(1);
+  unsigned long long* stamps = nullptr;  // seen, out, first, last
+  CK(cudaMalloc(&stamps, 4 * sizeof(unsigned long long)));
+  float* sink = nullptr;
+  CK(cudaMalloc(&sink, sizeof(float)));
+  int least = 0, greatest = 0;
+  CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t pre;
+  CK(cudaStreamCreateWithPriority(&pre, cudaStreamNonBlocking, greatest));
+  const std::uint32_t job_work = 300;    // about 1.5 us per iteration: the offer interval
+  const std::uint32_t task_work = 2000;  // about 10 us per task block
+  auto job = rt.launch<StageJob>({.threads = 256}, {stop.data(), job_work, stamps, stamps + 1});
+  const std::uint32_t n = job.max_groups();
+  json out = json::array();
+  for (int mechanism : {0, 1}) {
+    for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
+      std::vector<double> seen_us, out_us, host_us, first_us, done_us, regrow_us;
+      for (int rep = 0; rep < reps; ++rep) {
+        const unsigned long long init[4] = {~0ull, 0, ~0ull, 0};
+        CK(cudaMemcpy(stamps, init, sizeof init, cudaMemcpyHostToDevice));
+        auto launch = [&](cudaStream_t s) {
+          stage_task<<<k, 256, 0, s>>>(task_work, stamps + 2, stamps + 3, sink);
+        };
+        const auto t0 = clk::now();
+        const std::int64_t t0_dev = std::int64_t(t0.time_since_epoch().count()) + offset;
+        if (mechanism == 1) launch(pre);
+        auto body = [&](Task& t) {
+          if (mechanism == 0)
+            launch(t.stream());
+          else
+            CK(cudaStreamSynchronize(pre));
+        };
+        TaskHandle h = rt.submit(k, body, 1);
+        const TaskRecord r = h.record();
+        const auto t_end = clk::now();
+        while (job.active_groups() < n && clk::now() - t_end < std::chrono::seconds(5)) {
+        }
+        regrow_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
+        unsigned long long st[4];
+        CK(cudaMemcpy(st, stamps, sizeof st, cudaMemcpyDeviceToHost));
+        auto since = [&](unsigned long long dev) {
+          return double(std::int64_t(dev) - t0_dev) / 1e3;
+        };
+        if (st[0] != ~0ull) seen_us.push_back(since(st[0]));
+        if (st[1] != 0) out_us.push_back(since(st[1]));
+        host_us.push_back(r.gather_ms() * 1e3);
+        first_us.push_back(since(st[2]));
+        done_us.push_back(since(st[3]));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      const char* how = mechanism == 0 ? "coop (launch when gathered)" : "pre-enqueued";
+      Stat sn = stat(seen_us), ou = stat(out_us), hs = stat(host_us), fb = stat(first_us),
+           dn = stat(done_us), rg = stat(regrow_us);
+      std::printf(
+          "stages %-28s k=%4s: seen %.1f | out %.1f | host %.1f | first block %.1f (p99 %.1f) | "
+          "done %.1f (p99 %.1f) | regrow %.1f us\n",
+          how, std::to_string(k).c_str(), sn.median, ou.median, hs.median, fb.median, fb.p99,
+          dn.median, dn.p99, rg.median);
+      out.push_back({{"mechanism", mechanism == 0 ? "launch_when_gathered" : "pre_enqueued"},
+                     {"k", k},
+                     {"N", n},
+                     {"request_to_seen_on_device_us", to_json(sn)},
+                     {"request_to_workgroups_out_us", to_json(ou)},
+                     {"request_to_host_sees_us", to_json(hs)},
+                     {"request_to_first_task_block_us", to_json(fb)},
+                     {"request_to_task_done_us", to_json(dn)},
+                     {"task_end_to_job_regrown_us", to_json(rg)}});
+    }
+  }
+  stop[0] = 1;
+  job.wait();
+  CK(cudaStreamDestroy(pre));
+  CK(cudaFree(stamps));
+  CK(cudaFree(sink));
+  return {{"device_minus_host_clock_ns", offset},
+          {"task_block_work", task_work},
+          {"job_iteration_work", job_work},
+          {"rows", out}};
+}
+
 // ---------------------------------------------------------------- host -> device control path
 
 // One thread echoes every value it sees in device memory back to mapped host memory.
@@ -425,7 +603,7 @@ json bench_control(int reps) {
 }
 
 int run(int argc, char** argv) {
-  const auto o = micro::parse_options(argc, argv, "barrier|offer|gather|task|control");
+  const auto o = micro::parse_options(argc, argv, "barrier|offer|gather|stages|task|control");
   if (!o) return 2;
   micro::GpuSetup gpu;
   Runtime& rt = gpu.rt;
@@ -440,6 +618,7 @@ int run(int argc, char** argv) {
   if (o->runs("barrier")) j["barrier"] = bench_barriers(rt, sms, std::min(reps, 10));
   if (o->runs("offer")) j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
   if (o->runs("gather")) j["gather"] = bench_gather(rt, reps);
+  if (o->runs("stages")) j["stages"] = bench_stages(rt, reps);
   if (o->runs("task")) j["task_latency"] = bench_task_latency(rt, reps);
   if (o->runs("control")) j["control_path"] = bench_control(reps);
   if (!o->json_path.empty()) std::ofstream(o->json_path) << j.dump(2) << "\n";
