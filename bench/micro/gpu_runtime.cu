@@ -154,7 +154,7 @@ struct OfferLoop {
     std::uint32_t iterations, work;
     std::uint64_t* ns;
     float* sink;
-    int mode;  // 0: work only, 1: + offer_kill, 2: + a workgroup barrier
+    int mode;  // 0: work only, 1: + offer_kill, 2: + a workgroup barrier, 3: + a reducing one
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
@@ -165,6 +165,9 @@ struct OfferLoop {
       x = work(x, p.work);
       if (p.mode == 1) COOP_OFFER_KILL(ctx);
       if (p.mode == 2) ctx.barrier();
+#if COOP_DEVICE_CODE
+      if (p.mode == 3 && __syncthreads_or(x == 12345.f)) p.sink[0] = 1;  // what offers once used
+#endif
     }
     if (x == 12345.f) p.sink[0] = x;
     ctx.global_barrier();
@@ -185,26 +188,30 @@ json bench_offer(Runtime& rt, int reps) {
     double it_us = double(ns[1] - ns[0]) / 200 / 1e3;
     w = std::uint32_t(double(w) * 10.0 / it_us);
   }
-  std::vector<double> us[3];
+  std::vector<double> us[4];
   for (int rep = 0; rep < reps; ++rep)
-    for (int mode : {0, 1, 2}) {
+    for (int mode : {0, 1, 2, 3}) {
       auto job =
           rt.launch<OfferLoop>({.threads = 256}, {iterations, w, ns.data(), sink.data(), mode});
       job.wait();
       us[mode].push_back(double(ns[1] - ns[0]) / iterations / 1e3);
     }
-  Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]);
+  Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]), red = stat(us[3]);
   double overhead = (o.median - b.median) / b.median * 100;
   double bar_overhead = (bar.median - b.median) / b.median * 100;
+  double red_overhead = (red.median - b.median) / b.median * 100;
   std::printf(
       "offer_kill (idle) in a %.2f us loop: %.3f us/iteration with it (+%.2f%%, %.3f us);"
-      " one bare workgroup barrier instead: +%.2f%%\n",
-      b.median, o.median, overhead, o.median - b.median, bar_overhead);
+      " one bare workgroup barrier instead: +%.2f%%; one reducing barrier "
+      "(__syncthreads_or): +%.2f%%\n",
+      b.median, o.median, overhead, o.median - b.median, bar_overhead, red_overhead);
   return {{"iteration_us", to_json(b)},
           {"iteration_with_offer_us", to_json(o)},
           {"iteration_with_workgroup_barrier_us", to_json(bar)},
           {"overhead_percent", overhead},
           {"workgroup_barrier_overhead_percent", bar_overhead},
+          {"iteration_with_reducing_barrier_us", to_json(red)},
+          {"reducing_barrier_overhead_percent", red_overhead},
           {"offer_cost_us", o.median - b.median},
           {"work_per_iteration", w}};
 }

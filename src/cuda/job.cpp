@@ -269,8 +269,8 @@ std::string JobCore::describe() const {
       "device: M " + std::to_string(coop::detail::active_of(w)) + ", barrier parity " +
       std::to_string(coop::detail::parity_of(w)) + " arrivals " +
       std::to_string(coop::detail::barrier_arrivals(w)) + ", leaving " +
-      std::to_string(coop::detail::leaving_of(w)) + "; release generation " +
-      std::to_string(r & 0xffff) + " threshold " +
+      std::to_string(coop::detail::leaving_of(w)) + "; decisions " +
+      std::to_string(coop::detail::decisions_of(w)) + ", last release threshold " +
       std::to_string((r >> 32) & 0xffff) + " M " + std::to_string(r >> 48) + "; target " +
       std::to_string(ch.target) + ", suspend " + std::to_string(ch.suspend) + ", abort " +
       std::to_string(ch.abort) + ", returned " + std::to_string(ch.finished) +

@@ -50,6 +50,7 @@ template <class K>
 struct BlockState {
   std::uint64_t result;  ///< thread 0's answer to a workgroup-level primitive
   std::uint32_t flags;
+  std::uint32_t vote[2];  ///< thread 0's offer_kill / request_fork verdicts, alternately
   shared_t<K> shared;
 };
 
@@ -217,29 +218,27 @@ class Ctx {
 
   __device__ void barrier(int = 0) { __syncthreads(); }
   // offer_kill and request_fork with nothing to do are the hot path. Thread 0 keeps the
-  // membership word and the target as loaded at its previous call, and one barrier votes on
-  // whether it must run the protocol (which reads fresh values). The next loads are issued
-  // after the vote, so their latency hides behind the kernel's own work, and only by thread 0:
-  // every workgroup polls the same two lines, and 256 threads' loads would make them hot. A
-  // request is seen at most one interval late, which the model allows: offer_kill may always
-  // decline.
+  // membership word and the target as loaded at its previous call and decides whether it must
+  // run the protocol (which reads fresh values); the others learn its verdict through shared
+  // memory after one plain workgroup barrier (a reducing barrier, __syncthreads_or, cost 0.26
+  // us per call on an H100). The verdicts alternate between two slots: thread 0 can write the
+  // next one while a slow warp still reads this one, never the one after. The next loads are
+  // issued after the barrier, so their latency hides behind the kernel's own work, and only by
+  // thread 0: every workgroup polls the same two lines. A request is seen at most one interval
+  // late, which the model allows: offer_kill may always decline.
   __device__ bool offer_kill(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return false;
     m_seen_ = 0;
-    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
-                                            seen_target_ < coop::detail::active_of(seen_word_));
-    const bool any = __syncthreads_or(maybe);
-    prefetch();
+    const bool any = vote((a_.flags & coop::detail::flag_adversarial) ||
+                          seen_target_ < coop::detail::active_of(seen_word_));
     if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
   }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
-    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
-                                            seen_target_ > coop::detail::active_of(seen_word_));
-    const bool any = __syncthreads_or(maybe);
-    prefetch();
+    const bool any = vote((a_.flags & coop::detail::flag_adversarial) ||
+                          seen_target_ > coop::detail::active_of(seen_word_));
     if (!any) return 0;
     return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
   }
@@ -285,6 +284,16 @@ class Ctx {
   __device__ std::uint32_t target() const {
     return dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
   }
+  // Thread 0's verdict `maybe` (the others' is ignored) for the whole workgroup; then thread
+  // 0's next loads.
+  __device__ bool vote(bool maybe) {
+    const std::uint32_t slot = votes_++ & 1u;
+    if (threadIdx.x == 0) bs_.vote[slot] = maybe ? 1u : 0u;
+    __syncthreads();
+    const bool any = bs_.vote[slot] != 0;
+    prefetch();
+    return any;
+  }
   // Thread 0's view for the next vote. The raw words are kept: any arithmetic on a loaded
   // value here would wait for the load.
   __device__ void prefetch() {
@@ -325,6 +334,7 @@ class Ctx {
   std::uint64_t seen_word_ = 0;
   std::uint32_t seen_target_ = 0;
   std::uint32_t m_seen_ = 0;  ///< M from the last barrier (0: not known, read it)
+  std::uint32_t votes_ = 0;   ///< offer_kill and request_fork calls (the same in every thread)
 };
 
 /// Every block of every grid of a job of kernel K runs this.

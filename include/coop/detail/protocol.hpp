@@ -26,29 +26,35 @@ struct Membership {
   std::uint32_t fork_granted = 0;  ///< G: capacity granted to the next fork (target above M)
 };
 
-// The membership word: M (bits 0-15); the removed workgroups that have not yet seen their
-// removal ("leaving", bits 16-29: no id is reused and no resize is decided until they are gone);
-// a hold bit per barrier parity (30, 31); a version (32-47); the barrier's arrival count (48-62)
-// and its parity (63). Every change of M is one CAS of this word and arriving at a barrier one
-// atomic add, so whoever sees a barrier complete sees all of it in one consistent value. A
-// workgroup that withdraws from a batch exit bumps the version so that a commit decided on the
-// old state fails.
+// The membership word: M (bits 0-13); a count of workgroup 0's barrier decisions (14-15);
+// the removed workgroups that have not yet seen their removal ("leaving", 16-29: no id is
+// reused and no resize is decided until they are gone); a hold bit per barrier parity (30, 31);
+// a version (32-47); the barrier's arrival count (48-62) and its parity (63). Every change of M
+// is one CAS of this word and arriving at a barrier one atomic add, so whoever sees a barrier
+// complete sees all of it in one consistent value. A workgroup that withdraws from a batch exit
+// bumps the version so that a commit decided on the old state fails.
 //
 // The barrier folds its release into the arrivals, like CUDA's grid barrier: workgroup 0 adds
 // 2^15 - (M - 1), every other member 1, so the count carries into the parity bit exactly when
 // the last member arrives and is back at 0 for the next barrier. Nobody has to learn that they
-// were last and then publish a release: every member waits for the parity to flip. While a
-// barrier fills (count != 0) M cannot change: kills and forks refuse, so workgroup 0's complement
-// stays right. A member that sees the scheduler ask for something at a resizing barrier sets
-// the hold bit of the barrier's parity before arriving; such a barrier, once complete, waits for
-// workgroup 0's decision in the release word.
+// were last and then publish a release: every member waits for the parity to flip, polling
+// this one word. While a barrier fills (count != 0) M cannot change: kills and forks refuse, so
+// workgroup 0's complement stays right. When workgroup 0 arrives at a resizing barrier the
+// scheduler wants something of, its add also sets the hold bit of the barrier's parity; a held
+// barrier, once complete, waits for workgroup 0's decision, which it publishes in the release
+// word and then announces by clearing the hold and counting the decision in one step.
+inline constexpr std::uint64_t kDecisionOne = 1ull << 14;
 inline constexpr std::uint64_t kLeavingOne = 1ull << 16;
 inline constexpr std::uint64_t kHoldBit = 1ull << 30;  ///< parity 0; parity 1 is the next bit
 inline constexpr std::uint64_t kVersionOne = 1ull << 32;
 inline constexpr std::uint64_t kArrivedOne = 1ull << 48;
 inline constexpr std::uint32_t kArrivalSpan = 0x8000u;  ///< a barrier's arrivals add up to this
 COOP_HD constexpr std::uint32_t active_of(std::uint64_t word) {
-  return std::uint32_t(word & 0xffffu);
+  return std::uint32_t(word & 0x3fffu);
+}
+/// Held barriers workgroup 0 has decided, modulo 4.
+COOP_HD constexpr std::uint32_t decisions_of(std::uint64_t word) {
+  return std::uint32_t((word >> 14) & 3u);
 }
 /// The barrier's raw arrival field (see barrier_arrivals for the count).
 COOP_HD constexpr std::uint32_t arrived_of(std::uint64_t word) {
@@ -60,7 +66,7 @@ COOP_HD constexpr std::uint32_t leaving_of(std::uint64_t word) {
   return std::uint32_t((word >> 16) & 0x3fffu);
 }
 COOP_HD constexpr std::uint64_t with_active(std::uint64_t word, std::uint32_t m) {
-  return (word & ~0xffffull) | m;
+  return (word & ~0x3fffull) | m;
 }
 /// The word with its version moved on (the version wraps without touching the arrivals).
 COOP_HD constexpr std::uint64_t bump_version(std::uint64_t word) {
@@ -93,16 +99,17 @@ inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 /// arrival updates atomically, has a line of its own; what a workgroup reads on arriving at a
 /// barrier (release word, target, suspend flag, N) shares another, so that is one request.
 struct Channel {
-  alignas(128) std::uint64_t membership = 0;  ///< M | leaving, holds | version | arrivals
-  std::uint32_t kill_ready = 0;               ///< workgroups announced for a batch exit (a hint)
-  std::uint32_t finished = 0;                 ///< workgroups that returned from the kernel normally
-  std::uint32_t abort = 0;                    ///< set when the job must stop (error elsewhere)
-  std::uint32_t suspended = 0;                ///< set by workgroup 0 when a suspension took effect
+  alignas(128) std::uint64_t membership =
+      0;                         ///< M, decisions | leaving, holds | version | arrivals
+  std::uint32_t kill_ready = 0;  ///< workgroups announced for a batch exit (a hint)
+  std::uint32_t finished = 0;    ///< workgroups that returned from the kernel normally
+  std::uint32_t abort = 0;       ///< set when the job must stop (error elsewhere)
+  std::uint32_t suspended = 0;   ///< set by workgroup 0 when a suspension took effect
 
-  /// Written by workgroup 0 to end a held barrier (one whose hold bit was set), 4 x 16 bits:
-  /// the generation; unused; the threshold at and above which ids leave (kKeepAll: none); M
-  /// after the barrier. One word, so a waiting workgroup learns all with one load. Barriers
-  /// that nothing held end by the arrivals alone and leave it as it is.
+  /// Written by workgroup 0 to end a held barrier (one whose hold bit was set): the threshold at
+  /// and above which ids leave (bits 32-47; kKeepAll: none) and M after the barrier (48-63).
+  /// One word, so a waiting workgroup learns both with one load. Barriers that nothing held end
+  /// by the arrivals alone and leave it as it is.
   alignas(128) std::uint64_t release = 0;
   /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
   /// grant of capacity that is free now (G = target - M).
@@ -141,9 +148,9 @@ COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
 /// Sets up a channel for a (re)start with workgroups [0, m), keeping the scheduler's target.
 /// Only while no workgroup of the job runs.
 COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
-  // None arriving, leaving or held; the version and the generation go on.
+  // None arriving, leaving or held; the version goes on.
   ch.membership = (bump_version(ch.membership) & (0xffffull << 32)) | m;
-  ch.release &= 0xffffu;
+  ch.release = 0;
   ch.suspend = 0;
   ch.suspended = 0;
   ch.finished = 0;
@@ -255,27 +262,22 @@ class Protocol {
   /// state new workgroups inherit) decides once every member is there and publishes the
   /// outcome in the release word, and the others wait for that.
   COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
-    atomic<std::uint64_t> release(ch_.release);
-    // What the decision to hold is taken from, read before arriving (the loads overlap). A
-    // request that lands later, or that only a stale M made look unnecessary, is honoured at
-    // the next barrier.
-    const std::uint64_t last = release.load(order::relaxed);
-    const std::uint32_t t = target();
-    const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
-    std::uint64_t raw = word().load(order::relaxed);
-    const std::uint32_t parity = parity_of(raw);
-    if (resizing && wants_decision(id, t, sus, active_of(raw)))
-      word().fetch_or(hold_bit(parity), order::relaxed);
     fence_release();  // what this workgroup wrote is visible to whoever sees the barrier end
     std::uint64_t add = kArrivedOne, before = 0;
     if (id != 0) {
-      before = word().fetch_add(add, order::relaxed);
+      before = word().fetch_add(add, order::relaxed);  // nothing to read first: one atomic
     } else {
-      // Workgroup 0 adds the complement of M. M cannot change once anyone has arrived; before
-      // that a kill or fork may land between the load and the add, so the first arrival
-      // makes its add conditional on the M it computed with.
+      // Workgroup 0 adds the complement of M, and the hold when the scheduler asks for something
+      // (a request that lands later, or that a stale M hid, is honoured at the next barrier).
+      // M cannot change once anyone has arrived; before that a kill or fork may land between
+      // the load and the add, so the first arrival's add is conditional on the M it used.
+      const std::uint32_t t = target();
+      const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+      std::uint64_t raw = word().load(order::relaxed);
       for (;;) {
-        add = std::uint64_t(kArrivalSpan - (active_of(raw) - 1)) * kArrivedOne;
+        const std::uint32_t m = active_of(raw);
+        add = std::uint64_t(kArrivalSpan - (m - 1)) * kArrivedOne;
+        if (resizing && wants_decision(t, sus, m)) add += hold_bit(parity_of(raw));
         if (filling(raw) != 0) {
           before = word().fetch_add(add, order::relaxed);
           break;
@@ -286,41 +288,32 @@ class Protocol {
         }
       }
     }
-    const std::uint32_t m = active_of(before);
+    const std::uint32_t m = active_of(before), parity = parity_of(before);
+    const std::uint32_t decisions = decisions_of(before);
     if (parity_of(before + add) != parity) {  // the last arrival: the barrier is complete
       fence_acquire();
       atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
       if (!((before + add) & hold_bit(parity))) return m;
-      if (id == 0) return decide(last, parity, resizing, site);
+      if (id == 0) return decide(parity, resizing, site);
     }
     for (std::uint32_t spins = 1;; ++spins) {
-      const std::uint64_t r = release.load(order::relaxed);
-      if (gen_of(r) != gen_of(last)) {
-        // Workgroup 0 ended a held barrier. If later barriers went on without us, we were
-        // removed here (no resize is decided while we count as leaving), and the word that
-        // said so is gone.
+      const std::uint64_t w = word().load(order::relaxed);
+      if (decisions_of(w) != decisions) {
+        // Workgroup 0 decided this (held) barrier. No later decision can come before we have
+        // seen this one: the next held barrier needs us, or, if we were removed here, waits
+        // until we no longer count as leaving.
         fence_acquire();
-        const bool removed =
-            resizing && (((gen_of(r) - gen_of(last)) & 0xffffu) != 1 || id >= threshold_of(r));
-        if (!removed) return std::uint32_t(r >> 48);
-        word().fetch_sub(kLeavingOne);  // our id may be reused now
+        const std::uint64_t r = atomic<std::uint64_t>(ch_.release).load(order::relaxed);
+        if (!(resizing && id >= threshold_of(r))) return std::uint32_t(r >> 48);
+        word().fetch_sub(kLeavingOne);  // removed: our id may be reused now
         return 0;
       }
-      const std::uint64_t w = word().load(order::relaxed);
       if (parity_of(w) != parity) {
-        if (!(w & hold_bit(parity))) {
-          // Quiet, unless the hold was set and then cleared by workgroup 0 after its release
-          // word (written first): look again.
-          fence_acquire();
-          if (gen_of(release.load(order::relaxed)) == gen_of(last)) return m;
-          continue;
-        }
-        if (id == 0) {
-          fence_acquire();
-          return decide(last, parity, resizing, site);
-        }
+        fence_acquire();
+        if (!(w & hold_bit(parity))) return m;  // complete, and nothing held it
+        if (id == 0) return decide(parity, resizing, site);
       }
-      if ((spins & 1023) == 0) check_reachable(last, parity, site);
+      if ((spins & 1023) == 0) check_reachable(parity, site);
       env_.relax(WaitKind::barrier_slave, site);
     }
   }
@@ -445,11 +438,9 @@ class Protocol {
   }
 
   static constexpr std::uint32_t kKeepAll = 0xffffu;  // above any id
-  COOP_HD static std::uint64_t release_word(std::uint32_t gen, std::uint32_t threshold,
-                                            std::uint32_t m) {
-    return std::uint64_t(m) << 48 | std::uint64_t(threshold & 0xffffu) << 32 | (gen & 0xffffu);
+  COOP_HD static std::uint64_t release_word(std::uint32_t threshold, std::uint32_t m) {
+    return std::uint64_t(m) << 48 | std::uint64_t(threshold & 0xffffu) << 32;
   }
-  COOP_HD static std::uint32_t gen_of(std::uint64_t w) { return std::uint32_t(w & 0xffffu); }
   COOP_HD static std::uint32_t threshold_of(std::uint64_t w) {
     return std::uint32_t((w >> 32) & 0xffffu);
   }
@@ -461,12 +452,10 @@ class Protocol {
     }
     return t < ch_.max_groups ? t : ch_.max_groups;
   }
-  // Whether a resizing barrier must wait for workgroup 0's decision, as an arriving workgroup
-  // sees it: the scheduler wants a resize or a suspension, or the policy decides at random
-  // (workgroup 0, which always arrives, says so for everyone).
-  COOP_HD bool wants_decision(std::uint32_t id, std::uint32_t t, std::uint32_t sus,
-                              std::uint32_t m) const {
-    if (flags_ & flag_adversarial) return id == 0;
+  // Whether workgroup 0 holds a resizing barrier for its decision: the scheduler wants a
+  // resize or a suspension, or the policy decides at random.
+  COOP_HD bool wants_decision(std::uint32_t t, std::uint32_t sus, std::uint32_t m) const {
+    if (flags_ & flag_adversarial) return true;
     return sus != 0 || (!(flags_ & flag_no_resize) && resize_target(t, m) != m);
   }
   // Arrivals at the barrier now filling (0: none is).
@@ -479,36 +468,41 @@ class Protocol {
   };
 
   // Workgroup 0 at a held barrier, every member there: waits until workgroups removed earlier
-  // are gone (a slow one must see its own removal before the release word moves on, and its
-  // id may be reused), decides a resize, releases, then starts new workgroups. `last`: the
-  // release word before this barrier; `parity`: this barrier's.
-  COOP_HD std::uint32_t decide(std::uint64_t last, std::uint32_t parity, bool resizing, int site) {
+  // are gone (a slow one must see its own removal before the release word changes, and its id
+  // may be reused), decides a resize, releases, then starts new workgroups.
+  COOP_HD std::uint32_t decide(std::uint32_t parity, bool resizing, int site) {
     Snapshot snap;
     while (leaving_of(snap.membership = word().load()) != 0)
       env_.relax(WaitKind::barrier_master, site);
     snap.target = target();
     snap.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
     const Resize r = resizing ? resize(site, snap) : Resize{kKeepAll, 0, 0};
-    const std::uint32_t after = active_of(word().load(order::relaxed));
-    atomic<std::uint64_t>(ch_.release).store(release_word(gen_of(last) + 1, r.threshold, after));
-    // Only after the release word: a waiter that finds the hold gone looks there again.
-    word().fetch_and(~hold_bit(parity));
-    // New workgroups start only now: had they started before the release they could read the
-    // old generation at the next barrier and take it for this one's end.
+    std::uint64_t w = word().load(order::relaxed);
+    atomic<std::uint64_t>(ch_.release)
+        .store(release_word(r.threshold, active_of(w)), order::relaxed);
+    // The hold goes and the decision is counted in one step, after the release word (the
+    // CAS's release order): a waiter that sees the count move reads the word this wrote.
+    // Only leavers of earlier barriers change the word meanwhile.
+    for (;;) {
+      const std::uint64_t next = (w & ~(hold_bit(parity) | 3 * kDecisionOne)) |
+                                 std::uint64_t((decisions_of(w) + 1) & 3u) * kDecisionOne;
+      if (word().cas(w, next, order::acq_rel)) break;
+    }
+    // New workgroups start only now: had they started before, they could count this barrier's
+    // decision as one of their own.
     if (r.grow > 0) start_groups(r.first_new, r.grow, site);
-    return r.threshold == 0 ? 0 : after;  // suspended: workgroup 0 leaves too
+    return r.threshold == 0 ? 0 : active_of(w);  // suspended: workgroup 0 leaves too
   }
 
   // A barrier can never complete once a member has returned from the kernel (M counts it).
-  // Only while this barrier is still open: a workgroup that has not yet looked at a release
+  // Only while this barrier is still open: a workgroup that has not yet looked at a completion
   // must not blame the kernel for what others did after it.
-  COOP_HD void check_reachable(std::uint64_t last, std::uint32_t parity, int site) {
+  COOP_HD void check_reachable(std::uint32_t parity, int site) {
     const std::uint32_t done = atomic<std::uint32_t>(ch_.finished).load();
     if (done == 0) return;
     const std::uint64_t raw = word().load();
     const std::uint32_t arrived = barrier_arrivals(raw);
     if (parity_of(raw) != parity || arrived + done < active_of(raw)) return;
-    if (gen_of(atomic<std::uint64_t>(ch_.release).load()) != gen_of(last)) return;
     env_.barrier_unreachable(site, arrived, active_of(raw), done);
   }
 
