@@ -38,7 +38,8 @@ namespace coop {
 /// device memory, e.g. a `ManagedArray<LoopCursor>` in the kernel's Params). Zero-initialised
 /// (a fresh cursor) it suits any first epoch; after that the loops reset it themselves.
 struct LoopCursor {
-  /// The epoch's tag (high 24 bits) and the next unclaimed index (low 40 bits).
+  /// The loop's tag (high 24 bits: a valid bit and the epoch's low 23 bits) and the next
+  /// unclaimed index (low 40 bits).
   std::uint64_t word = 0;
 };
 
@@ -67,20 +68,23 @@ COOP_HD inline std::uint64_t now_ns() {
 
 inline constexpr unsigned kIndexBits = 40;
 inline constexpr std::uint64_t kIndexMask = (1ull << kIndexBits) - 1;
-/// Tags are 1 .. kTagRing; 0 is a fresh cursor's, older than every loop.
-inline constexpr std::uint32_t kTagRing = (1u << 24) - 1;
+/// A loop's tag: this bit and the epoch's low 23 bits (a ring that 2^32 wraps evenly). A fresh
+/// cursor's tag, 0, lacks the bit: it is older than every loop.
+inline constexpr std::uint32_t kTagValid = 1u << 23;
 /// Claims are at most this many items (the count field of the broadcast value is 23 bits).
 inline constexpr std::uint64_t kMaxClaim = (1ull << 23) - 1;
 inline constexpr std::uint64_t kOfferBit = 1ull << 63;
 
-/// The cursor tag of `epoch`: never 0, so a fresh cursor is stale for every epoch.
-COOP_HD inline std::uint32_t loop_tag(std::uint32_t epoch) { return 1 + epoch % kTagRing; }
+/// The cursor tag of `epoch`.
+COOP_HD inline std::uint32_t loop_tag(std::uint32_t epoch) {
+  return kTagValid | (epoch & (kTagValid - 1));
+}
 
-/// Whether tag `seen` belongs to a later loop than `mine` (both non-zero): within half the
-/// ring ahead.
+/// Whether tag `seen` belongs to a later loop than `mine`: within half the ring ahead.
 COOP_HD inline bool later_tag(std::uint32_t seen, std::uint32_t mine) {
-  const std::uint32_t ahead = (seen + kTagRing - mine) % kTagRing;
-  return ahead != 0 && ahead <= kTagRing / 2;
+  if (!(seen & kTagValid)) return false;
+  const std::uint32_t ahead = (seen - mine) & (kTagValid - 1);
+  return ahead != 0 && ahead <= kTagValid / 2;
 }
 
 /// What thread 0 claimed: the chunk [first, first + count), count 0 when the range is over.
@@ -108,7 +112,7 @@ COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t tag, st
       chunk = pack_chunk(next, end - next < size ? end - next : size);
       return ClaimResult::chunk;
     }
-    if (t != 0 && later_tag(t, tag)) return ClaimResult::misuse;
+    if (later_tag(t, tag)) return ClaimResult::misuse;
     // A stale word (an earlier loop's; our add landed on it and is void): the first workgroup
     // of this loop resets it, taking the first chunk.
     std::uint64_t current = seen + size;
@@ -125,7 +129,7 @@ COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t tag, st
         seen = word.fetch_add(size, order::relaxed);
         break;
       }
-      if (now_tag != 0 && later_tag(now_tag, tag)) return ClaimResult::misuse;
+      if (later_tag(now_tag, tag)) return ClaimResult::misuse;
     }
   }
 }
