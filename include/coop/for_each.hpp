@@ -197,12 +197,18 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
 /// runs the loop calls it with the same arguments; workgroups that join mid-loop (forked) just
 /// claim chunks.
 ///
-/// \param cursor   the loop site's claim state, in memory every workgroup reaches.
-/// \param epoch    differs between consecutive loops on `cursor` (an increasing counter); the
-///                 loops must also be separated by a global or resizing barrier.
-/// \param grain    the least items per claim (the claim grows while chunks are short; a good
-///                 value is `ctx.local_size()`, one item per thread).
-/// \param site     the offer's source line (for checking-mode reports).
+/// \param ctx          the kernel context.
+/// \param cursor       the loop site's claim state, in memory every workgroup reaches.
+/// \param epoch        differs between consecutive loops on `cursor` and increases (by 1 to
+///                     2^22; it may wrap); the loops must also be separated by a global or
+///                     resizing barrier.
+/// \param begin        the first item.
+/// \param end          one past the last item (at most kLoopEndLimit).
+/// \param grain        the least items per claim (the claim grows while chunks are short; a
+///                     good value is `ctx.local_size()`, one item per thread).
+/// \param f            called as `f(i)` (std::uint64_t i) for every item, by some thread.
+/// \param interval_ns  the most time between offers (kOfferIntervalNs; 0: after every chunk).
+/// \param site         the offer's source line (for checking-mode reports).
 /// \return true if the workgroup must leave the kernel now (use COOP_FOR_EACH, which returns);
 ///         false when the range is exhausted. Every item is run exactly once: a workgroup
 ///         leaves only between chunks.
@@ -219,7 +225,11 @@ COOP_HD bool for_each(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
 
 /// for_each with one call per thread and chunk: `f(first, end, stride)` runs the items first,
 /// first + stride, ... below end (this thread's share of the chunk), so per-thread work that
-/// spans items (a local reduction, a flag raised once) stays in the caller's loop.
+/// spans items (a local reduction, a flag raised once) stays in the caller's loop. Parameters
+/// and result as for_each's, except:
+/// \param f  called as `f(first, end, stride)` (three std::uint64_t) by each thread that has
+///           items in the chunk.
+/// \param ctx, cursor, epoch, begin, end, grain, interval_ns, site  as for for_each.
 template <class Ctx, class F>
 COOP_HD bool for_each_strided(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch,
                               std::uint64_t begin, std::uint64_t end, std::uint32_t grain, F&& f,
