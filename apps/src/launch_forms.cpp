@@ -54,7 +54,10 @@ void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
 template <class A, class Buffers>
 void run_phased(Runtime& rt, const RunConfig& cfg, Buffers& b, Result& r) {
   if (cfg.form != Form::multi_launch) {
-    run_kernel<Phased<A>>(rt, cfg, b.params, {b.initial(), 0}, r);
+    ManagedArray<LoopCursor> cursor(1);  // the phases' loop cursor, fresh for this run
+    cursor.to_device();
+    run_kernel<Phased<A>>(rt, cfg, {b.params, cursor.data(), cfg.form == Form::standalone},
+                          {b.initial(), 0, 0}, r);
     return;
   }
   const std::uint32_t threads = threads_of(rt, cfg);
@@ -135,7 +138,9 @@ void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
     in.particle_set = make_particles(in.particles, in.seed);
     in.particle_seed = in.seed;
   }
-  OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth);
+  // A task counts or scatters at most 16 particles per thread: a few microseconds between a
+  // workgroup's offers on the GPU.
+  OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth, 16 * threads_of(rt, cfg));
   run_kernel<Octree>(rt, cfg, b.params, {}, r);
   if (*b.error == octree_out_of_nodes)
     throw std::runtime_error("octree: ran out of cell storage (" + std::to_string(b.nodes.size()) +

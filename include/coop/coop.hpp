@@ -3,6 +3,7 @@
 
 #include "coop/atomic.hpp"
 #include "coop/errors.hpp"
+#include "coop/for_each.hpp"
 #include "coop/job.hpp"
 #include "coop/kernel.hpp"
 #include "coop/memory.hpp"

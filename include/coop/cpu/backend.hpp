@@ -158,6 +158,15 @@ class Ctx {
   }
   /// One step of a spin-wait in kernel code: lets other threads and workgroups run.
   COOP_HD void pause() { COOP_HOST_BODY(wg_.pause();) }
+  /// Misuse that a library primitive (coop::for_each) found in kernel code, by one thread: in
+  /// checking mode the job fails with coop::misuse_error naming the workgroup, thread and line
+  /// (this thread unwinds; the others do at their next wait). Otherwise nothing happens and the
+  /// primitive takes its safe way out, as on the GPU.
+  COOP_HD void report_misuse(int site, const char* what) {
+    COOP_HOST_BODY(if (!wg_.job->options().checking) return;
+                   wg_.fail("workgroup " + std::to_string(wg_.id) + ", thread " +
+                            std::to_string(lid_) + ", line " + std::to_string(site) + ": " + what);)
+  }
 
   COOP_HD void unknown_resume_point() {
     COOP_HOST_BODY(

@@ -35,20 +35,23 @@ struct Bc {
   };
   static constexpr std::uint32_t kPhases = 1;
 
-  COOP_HD static void phase(std::uint32_t, const Params& p, const State& s, std::uint64_t gid,
-                            std::uint64_t stride) {
-    const std::uint32_t n = p.g.n;
-    clear_next_flag(p.flags, s.round, gid);
+  /// Every stage visits every vertex.
+  COOP_HD static std::uint64_t items(std::uint32_t, const Params& p, const State&) { return p.g.n; }
+  COOP_HD static void once(std::uint32_t, const Params& p, const State& s) {
+    clear_next_flag(p.flags, s.round, 0);
+  }
+  COOP_HD static void visit(std::uint32_t, const Params& p, const State& s, std::uint64_t first,
+                            std::uint64_t end, std::uint64_t stride) {
     if (s.stage == init) {
       const std::uint32_t src = p.sources[s.source];
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         p.dist[v] = v == src ? 0 : -1;
         p.sigma[v] = v == src ? 1.0 : 0.0;
         p.delta[v] = 0.0;
       }
     } else if (s.stage == forward) {
       bool grew = false;
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         if (atomic_ref<std::int32_t>(p.dist[v]).load(memory_order::relaxed) != s.depth) continue;
         for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
           const std::uint32_t w = p.g.col[e];
@@ -64,7 +67,7 @@ struct Bc {
       if (grew) raise_flag(p.flags, s.round);
     } else {
       const std::uint32_t src = p.sources[s.source];
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         if (p.dist[v] != s.depth) continue;
         double sum = 0;
         for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
@@ -101,7 +104,6 @@ struct Bc {
     s.stage = init;
     return ++s.source < p.source_count;
   }
-  COOP_HD static std::uint64_t items(const Params& p, const State&) { return p.g.n; }
 };
 
 struct BcRun {

@@ -26,14 +26,18 @@ struct Bfs {
   };
   static constexpr std::uint32_t kPhases = 2;
 
-  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
-                            std::uint64_t stride) {
-    if (k == 1) {
-      if (gid == 0) p.size[s.in] = 0;  // nobody reads the old frontier's length any more
-      return;
-    }
+  /// Phase 0 expands the frontier; phase 1 has no items, only its once-per-phase action.
+  COOP_HD static std::uint64_t items(std::uint32_t k, const Params&, const State& s) {
+    return k == 0 ? s.frontier : 0;
+  }
+  COOP_HD static void once(std::uint32_t k, const Params& p, const State& s) {
+    if (k == 1) p.size[s.in] = 0;  // nobody reads the old frontier's length any more
+  }
+  COOP_HD static void visit(std::uint32_t k, const Params& p, const State& s, std::uint64_t first,
+                            std::uint64_t end, std::uint64_t stride) {
+    if (k != 0) return;
     const std::uint32_t out = 1 - s.in;
-    for (std::uint64_t i = gid; i < s.frontier; i += stride) {
+    for (std::uint64_t i = first; i < end; i += stride) {
       const std::uint32_t v = p.queue[s.in][i];
       for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
         const std::uint32_t u = p.g.col[e];
@@ -51,7 +55,6 @@ struct Bfs {
     s.frontier = atomic_ref<std::uint32_t>(p.size[s.in]).load(memory_order::relaxed);
     return s.frontier > 0;
   }
-  COOP_HD static std::uint64_t items(const Params&, const State& s) { return s.frontier; }
 };
 
 /// Buffers of one bfs run.

@@ -28,11 +28,15 @@ struct Color {
   };
   static constexpr std::uint32_t kPhases = 2;
 
-  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
-                            std::uint64_t stride) {
-    const std::uint32_t n = p.g.n;
+  /// Both phases visit every vertex.
+  COOP_HD static std::uint64_t items(std::uint32_t, const Params& p, const State&) { return p.g.n; }
+  COOP_HD static void once(std::uint32_t k, const Params& p, const State& s) {
+    if (k == 1) clear_next_flag(p.flags, s.round, 0);
+  }
+  COOP_HD static void visit(std::uint32_t k, const Params& p, const State& s, std::uint64_t first,
+                            std::uint64_t end, std::uint64_t stride) {
     if (k == 0) {
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         if (p.color[v] >= 0) continue;
         const std::uint64_t mine = vertex_rank(std::uint32_t(v), p.priority, p.seed);
         bool local_max = true;
@@ -44,9 +48,8 @@ struct Color {
       }
       return;
     }
-    clear_next_flag(p.flags, s.round, gid);
     bool left = false;
-    for (std::uint64_t v = gid; v < n; v += stride) {
+    for (std::uint64_t v = first; v < end; v += stride) {
       if (p.color[v] >= 0) continue;
       if (p.wins[v])
         p.color[v] = std::int32_t(s.round);
@@ -56,7 +59,6 @@ struct Color {
     if (left) raise_flag(p.flags, s.round);
   }
   COOP_HD static bool advance(const Params& p, State& s) { return flag_raised(p.flags, s.round++); }
-  COOP_HD static std::uint64_t items(const Params& p, const State&) { return p.g.n; }
 };
 
 struct ColorRun {

@@ -3,7 +3,9 @@
 // look-ahead depth in parallel (one thread per child x 4-cell window), folds them into the
 // board's value and pushes the others. A finished board passes its value to its parent with an
 // atomic max and a pending-children count; the root's completion ends the kernel. offer_kill
-// and request_fork at the top of the main loop; nothing transmitted.
+// and request_fork at the top of the main loop; nothing transmitted. A task's work is bounded
+// (at most 7 children, 7 x 69 window scores, a walk up of at most `depth` parents), so a
+// workgroup reaches its next offer within microseconds without splitting tasks.
 #pragma once
 
 #include <algorithm>

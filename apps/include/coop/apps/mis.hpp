@@ -28,11 +28,15 @@ struct Mis {
   };
   static constexpr std::uint32_t kPhases = 3;
 
-  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
-                            std::uint64_t stride) {
-    const std::uint32_t n = p.g.n;
+  /// Every phase visits every vertex.
+  COOP_HD static std::uint64_t items(std::uint32_t, const Params& p, const State&) { return p.g.n; }
+  COOP_HD static void once(std::uint32_t k, const Params& p, const State& s) {
+    if (k == 2) clear_next_flag(p.flags, s.round, 0);
+  }
+  COOP_HD static void visit(std::uint32_t k, const Params& p, const State& s, std::uint64_t first,
+                            std::uint64_t end, std::uint64_t stride) {
     if (k == 0) {
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         if (p.state[v] >= 0) continue;
         const std::uint64_t mine = vertex_rank(std::uint32_t(v), p.priority, p.seed);
         bool local_min = true;
@@ -45,7 +49,7 @@ struct Mis {
     } else if (k == 1) {
       // Candidates are never adjacent (strict local minima), so the removals never conflict
       // with a join; two candidates may remove the same neighbour (same value).
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         if (!p.candidate[v]) continue;
         p.candidate[v] = 0;
         atomic_ref<std::int32_t>(p.state[v]).store(1, memory_order::relaxed);
@@ -53,14 +57,12 @@ struct Mis {
           atomic_ref<std::int32_t>(p.state[p.g.col[e]]).store(0, memory_order::relaxed);
       }
     } else {
-      clear_next_flag(p.flags, s.round, gid);
       bool left = false;
-      for (std::uint64_t v = gid; v < n && !left; v += stride) left = p.state[v] < 0;
+      for (std::uint64_t v = first; v < end && !left; v += stride) left = p.state[v] < 0;
       if (left) raise_flag(p.flags, s.round);
     }
   }
   COOP_HD static bool advance(const Params& p, State& s) { return flag_raised(p.flags, s.round++); }
-  COOP_HD static std::uint64_t items(const Params& p, const State&) { return p.g.n; }
 };
 
 struct MisRun {

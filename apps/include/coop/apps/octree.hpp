@@ -5,6 +5,14 @@
 // It ends when every particle sits in a leaf. offer_kill and request_fork at the top of the
 // main loop; nothing transmitted. Leaves deeper than max_depth are not made: a cell at
 // max_depth is a leaf whatever it holds.
+//
+// A task handles at most `slice` particles, so that a workgroup reaches its next offer within
+// microseconds: a cell with more is split in slices through a split record (OctreeSplit) that
+// any workgroup taking its task works on. The record's stage-and-slice word hands out slices
+// (first every slice counts its particles into the record, and the last one lays out the
+// children; then every slice scatters its particles, and the last one pushes the children),
+// and a workgroup that claims a slice while more remain pushes the task back first, so others
+// join. The leaves are the same as with whole-cell tasks.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +48,18 @@ COOP_HD inline std::uint32_t octant(const Particle& p, const OctreeNode& c) {
 
 enum OctreeError : std::uint32_t { octree_ok = 0, octree_out_of_nodes = 1, octree_pools_full = 2 };
 
+/// A cell split in slices by many tasks.
+struct OctreeSplit {
+  std::uint64_t claim;        ///< stage (0 count, 1 scatter) << 32 | next unclaimed slice
+  std::uint32_t node;         ///< the cell
+  std::uint32_t slices;       ///< ceil(particles / slice)
+  std::uint32_t count[8];     ///< particles per octant (stage 0 adds them up)
+  std::uint32_t at[8];        ///< next output position per octant (stage 1)
+  std::uint32_t finished[2];  ///< slices finished, per stage
+  std::uint32_t first;        ///< the children's first node
+  std::uint32_t leaf_mask;    ///< children that are leaves
+};
+
 struct Octree {
   struct Params {
     Particle* buf[2];  ///< by depth parity: a cell at depth d reads buf[d % 2]
@@ -52,8 +72,14 @@ struct Octree {
     std::uint32_t n;
     std::uint32_t max_leaf;
     std::uint32_t max_depth;
-    WorkPool<std::uint32_t> pools;  ///< tasks: node indices
+    WorkPool<std::uint32_t> pools;  ///< tasks: node indices, or kSliced | a split record
+    OctreeSplit* splits;            ///< records of cells split in slices (zeroed)
+    std::uint32_t* split_count;     ///< records in use
+    std::uint32_t split_capacity;
+    std::uint32_t slice;  ///< most particles one task counts or scatters
   };
+  /// A task that names a split record rather than a cell.
+  static constexpr std::uint32_t kSliced = 1u << 31;
   struct Shared {
     std::uint32_t count[8];
     std::uint32_t cursor[8];
@@ -67,7 +93,133 @@ struct Octree {
       return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
              atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
     };
-    COOP_WORK_STEALING(ctx, p.pools, placed_all, [&](std::uint32_t task) { split(ctx, p, task); });
+    COOP_WORK_STEALING(ctx, p.pools, placed_all, [&](std::uint32_t task) { work(ctx, p, task); });
+  }
+
+  /// One task: a small cell split whole, or one slice of a big cell's split.
+  template <class Ctx>
+  COOP_HD static void work(Ctx& ctx, const Params& p, std::uint32_t task) {
+    if (task & kSliced) {
+      work_on_slice(ctx, p, task & ~kSliced);
+      return;
+    }
+    const OctreeNode cell = p.nodes[task];
+    if (cell.end - cell.begin <= p.slice) {
+      split(ctx, p, task);
+      return;
+    }
+    std::uint32_t record = 0;
+    if (ctx.local_id() == 0) {
+      record = atomic_ref<std::uint32_t>(*p.split_count).fetch_add(1, memory_order::relaxed);
+      if (record < p.split_capacity) {
+        // Fresh records are zeroed: stage 0, no slice claimed, nothing counted.
+        p.splits[record].node = task;
+        p.splits[record].slices = (cell.end - cell.begin + p.slice - 1) / p.slice;
+      }
+    }
+    record = ctx.broadcast(record);
+    if (record >= p.split_capacity)
+      split(ctx, p, task);  // no record left: the whole cell at once (slower to leave, correct)
+    else
+      work_on_slice(ctx, p, record);
+  }
+
+  /// Claims the next slice of split record `b` and counts or scatters it.
+  template <class Ctx>
+  COOP_HD static void work_on_slice(Ctx& ctx, const Params& p, std::uint32_t b) {
+    Shared& sh = ctx.shared();
+    OctreeSplit& r = p.splits[b];
+    const std::uint32_t lid = ctx.local_id(), threads = ctx.local_size();
+    std::uint64_t claim = 0;
+    if (lid == 0) {
+      // The stage and the slice in one atomic: a claim made as the stage changes is never
+      // counted in the wrong stage. Acquire: the next stage's layout was published with it.
+      claim = atomic_ref<std::uint64_t>(r.claim).fetch_add(1);
+      if (std::uint32_t(claim) + 1 < r.slices && !p.pools.push(ctx, b | kSliced))
+        atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
+    }
+    claim = ctx.broadcast(claim);
+    const std::uint32_t stage = std::uint32_t(claim >> 32), s = std::uint32_t(claim);
+    if (s >= r.slices) return;  // every slice of this stage is taken: a spare task
+    const std::uint32_t node = r.node;
+    const OctreeNode cell = p.nodes[node];
+    const Particle* src = p.buf[cell.depth % 2];
+    const std::uint32_t lo = cell.begin + s * p.slice;
+    const std::uint32_t hi = cell.end - lo < p.slice ? cell.end : lo + p.slice;
+    for (std::uint32_t k = lid; k < 8; k += threads) sh.count[k] = 0;
+    ctx.barrier();
+    for (std::uint32_t i = lo + lid; i < hi; i += threads)
+      atomic_ref<std::uint32_t>(sh.count[octant(src[i], cell)]).fetch_add(1, memory_order::relaxed);
+    ctx.barrier();
+    if (stage == 0) {
+      if (lid != 0) return;
+      for (std::uint32_t k = 0; k < 8; ++k)
+        if (sh.count[k])
+          atomic_ref<std::uint32_t>(r.count[k]).fetch_add(sh.count[k], memory_order::relaxed);
+      // acq_rel: the last slice sees every slice's counts.
+      if (atomic_ref<std::uint32_t>(r.finished[0]).fetch_add(1) + 1 != r.slices) return;
+      const std::uint32_t first =
+          atomic_ref<std::uint32_t>(*p.node_count).fetch_add(8, memory_order::relaxed);
+      if (first + 8 > p.node_capacity) {
+        atomic_ref<std::uint32_t>(*p.error).store(octree_out_of_nodes);
+        return;
+      }
+      std::uint32_t at = cell.begin, leaf_mask = 0;
+      const float h = cell.half / 2;
+      for (std::uint32_t k = 0; k < 8; ++k) {
+        const std::uint32_t count =
+            atomic_ref<std::uint32_t>(r.count[k]).load(memory_order::relaxed);
+        OctreeNode c{cell.cx + (k & 1 ? h : -h),
+                     cell.cy + (k & 2 ? h : -h),
+                     cell.cz + (k & 4 ? h : -h),
+                     h,
+                     at,
+                     at + count,
+                     0,
+                     cell.depth + 1};
+        if (count <= p.max_leaf || c.depth >= p.max_depth) leaf_mask |= 1u << k;
+        p.nodes[first + k] = c;
+        r.at[k] = at;
+        at += count;
+      }
+      p.nodes[node].child = first;
+      r.first = first;
+      r.leaf_mask = leaf_mask;
+      // The scatter stage starts: its claims see the layout (release).
+      atomic_ref<std::uint64_t>(r.claim).store(std::uint64_t(1) << 32);
+      if (!p.pools.push(ctx, b | kSliced))
+        atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
+      return;
+    }
+    if (lid == 0) {
+      for (std::uint32_t k = 0; k < 8; ++k)
+        sh.cursor[k] = sh.count[k] ? atomic_ref<std::uint32_t>(r.at[k]).fetch_add(
+                                         sh.count[k], memory_order::relaxed)
+                                   : 0;
+      sh.leaf_mask = r.leaf_mask;
+    }
+    ctx.barrier();
+    Particle* next = p.buf[(cell.depth + 1) % 2];
+    for (std::uint32_t i = lo + lid; i < hi; i += threads) {
+      const std::uint32_t k = octant(src[i], cell);
+      const std::uint32_t at =
+          atomic_ref<std::uint32_t>(sh.cursor[k]).fetch_add(1, memory_order::relaxed);
+      ((sh.leaf_mask >> k) & 1 ? p.out : next)[at] = src[i];
+    }
+    thread_fence();  // the scattered particles before the children are published
+    ctx.barrier();
+    if (lid != 0) return;
+    // acq_rel: the last slice publishes the children after every slice's particles.
+    if (atomic_ref<std::uint32_t>(r.finished[1]).fetch_add(1) + 1 != r.slices) return;
+    std::uint32_t leaves = 0;
+    for (std::uint32_t k = 0; k < 8; ++k) {
+      const std::uint32_t count = p.nodes[r.first + k].end - p.nodes[r.first + k].begin;
+      if ((r.leaf_mask >> k) & 1)
+        leaves += count;
+      else if (!p.pools.push(ctx, r.first + k))
+        atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
+    }
+    if (leaves) atomic_ref<std::uint32_t>(*p.placed).fetch_add(leaves);
   }
 
   template <class Ctx>
@@ -155,8 +307,10 @@ inline std::vector<Particle> make_particles(std::uint32_t n, std::uint64_t seed)
 
 /// Buffers of one octree run; the root cell is the unit cube.
 struct OctreeRun {
+  /// `slice`: the most particles one task counts or scatters (bigger cells are split in
+  /// slices by many tasks).
   OctreeRun(const std::vector<Particle>& particles, std::uint32_t pools, std::uint32_t max_leaf,
-            std::uint32_t max_depth)
+            std::uint32_t max_depth, std::uint32_t slice)
       : b0(particles),
         b1(particles.size()),
         out(particles.size()),
@@ -164,7 +318,9 @@ struct OctreeRun {
         nodes(1 + 8 * std::min<std::uint64_t>(
                           std::uint64_t(max_depth) * (particles.size() / (max_leaf + 1) + 1),
                           (1ull << 27))),
-        steal(pools, WorkPoolBuffers<std::uint32_t>::capacity_for(pools, nodes.size() / 8 + 1)) {
+        steal(pools, WorkPoolBuffers<std::uint32_t>::capacity_for(pools, nodes.size() / 8 + 1)),
+        // Cells with more than `slice` particles are disjoint at one depth.
+        splits(1 + std::uint64_t(max_depth) * (particles.size() / (std::max(slice, 1u) + 1))) {
     const std::uint32_t n = std::uint32_t(particles.size());
     nodes[0] = {0.5f, 0.5f, 0.5f, 0.5f, 0, n, 0, 0};
     *node_count = 1;
@@ -177,6 +333,7 @@ struct OctreeRun {
     steal.to_device();
     for (auto* a : {&b0, &b1, &out}) a->to_device();
     nodes.to_device();
+    splits.to_device();
     params = {{b0.data(), b1.data()},
               out.data(),
               nodes.data(),
@@ -187,12 +344,17 @@ struct OctreeRun {
               n,
               max_leaf,
               max_depth,
-              steal.view()};
+              steal.view(),
+              splits.data(),
+              split_count.get(),
+              std::uint32_t(splits.size()),
+              std::max(slice, 1u)};
   }
   ManagedArray<Particle> b0, b1, out;
   ManagedArray<OctreeNode> nodes;
-  Managed<std::uint32_t> node_count, placed, error;
+  Managed<std::uint32_t> node_count, placed, error, split_count;
   WorkPoolBuffers<std::uint32_t> steal;
+  ManagedArray<OctreeSplit> splits;
   Octree::Params params;
 };
 

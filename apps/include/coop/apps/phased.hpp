@@ -4,21 +4,31 @@
 //   struct Params { ... };                    // device pointers and sizes
 //   struct State  { ... };                    // per-round values every thread agrees on
 //   static constexpr std::uint32_t kPhases;   // global barriers per round
-//   COOP_HD static void phase(std::uint32_t k, const Params&, const State&,
-//                             std::uint64_t gid, std::uint64_t stride);   // grid-stride work
+//   COOP_HD static std::uint64_t items(std::uint32_t k, const Params&, const State&);
+//                                             // the items of phase k: 0 .. items-1
+//   COOP_HD static void once(std::uint32_t k, const Params&, const State&);
+//                                             // one thread's once-per-phase action
+//   COOP_HD static void visit(std::uint32_t k, const Params&, const State&,
+//                             std::uint64_t first, std::uint64_t end, std::uint64_t stride);
+//                                             // items first, first + stride, ... below end
 //   COOP_HD static bool advance(const Params&, State&);  // after a round: go on?
-//   COOP_HD static std::uint64_t items(const Params&, const State&);  // work per thread grid
 //
 // Phase k of a round may read what earlier phases wrote (a global barrier separates them);
-// advance runs in every thread after the round's last barrier, reads what the round computed
-// and moves the State on identically everywhere. The three forms:
-//   Phased<A> under Mode::cooperative  -- the cooperative kernel: every barrier is a resizing
+// `once` runs in one thread per phase, concurrently with the phase's visits (it must not touch
+// what they touch: it clears a counter or flag of another round); advance runs in every thread
+// after the round's last barrier, reads what the round computed and moves the State on
+// identically everywhere. Every item is visited exactly once per phase, by some thread, in any
+// order and grouping. The three forms:
+//   Phased<A> under Mode::cooperative  -- the cooperative kernel: each phase is a coop::for_each
+//                                         loop (items claimed in chunks, an offer to leave
+//                                         every few microseconds), every barrier is a resizing
 //                                         barrier and the State (plus the phase) is transmitted;
-//   Phased<A> under Mode::persistent   -- the standalone persistent kernel (on the GPU: CUDA's
-//                                         grid barrier, the same grid);
-//   multi_launch<A>                    -- one kernel launch per phase, State read back by the
-//                                         host after each round (what users write without
-//                                         persistent kernels).
+//   Phased<A> under Mode::persistent   -- the standalone persistent kernel: a grid-stride loop
+//                                         per phase (on the GPU: CUDA's grid barrier, the same
+//                                         grid);
+//   multi_launch<A>                    -- one kernel launch per phase (a grid-stride loop),
+//                                         State read back by the host after each round (what
+//                                         users write without persistent kernels).
 #pragma once
 
 #include <chrono>
@@ -31,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "coop/for_each.hpp"
 #include "coop/kernel.hpp"
 #include "coop/runtime.hpp"
 
@@ -42,24 +53,56 @@
 
 namespace coop::apps {
 
+namespace detail {
+/// Whether Ctx is a plain persistent kernel's context (the GPU's Mode::persistent), which runs
+/// the grid-stride baseline without the cooperative loop compiled in.
+template <class Ctx>
+inline constexpr bool plain_context = false;
+#if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
+template <class K>
+inline constexpr bool plain_context<coop::cuda::detail::PlainCtx<K>> = true;
+#endif
+}  // namespace detail
+
 /// The persistent kernel of phased app A.
 template <class A>
 struct Phased {
-  using Params = typename A::Params;
+  struct Params {
+    typename A::Params app;
+    LoopCursor* cursor;  ///< the phases' loop cursor (one per run)
+    /// Mode::persistent: a grid-stride loop per phase, the baseline (no offers, no claims).
+    bool grid_stride;
+  };
   struct Transmit {
     typename A::State state{};
     std::uint32_t phase = 0;  ///< the phase the next round of work belongs to
+    std::uint32_t epoch = 0;  ///< the cursor's epoch: phases so far
   };
 
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
     COOP_BEGIN(ctx);
     for (;;) {
-      // M is stable between resizing barriers, so the stride is too.
-      A::phase(t.phase, p, t.state, ctx.global_id(), ctx.global_size());
+      {
+        const std::uint64_t items = A::items(t.phase, p.app, t.state);
+        if (ctx.global_id() == 0) A::once(t.phase, p.app, t.state);
+        if constexpr (detail::plain_context<Ctx>) {
+          A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
+        } else if (p.grid_stride) {
+          // M is stable between resizing barriers, so the stride is too.
+          A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
+        } else {
+          // Consecutive phases use consecutive epochs, a resizing barrier between them.
+          const auto visit = [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
+            A::visit(t.phase, p.app, t.state, first, end, stride);
+          };
+          COOP_FOR_EACH_STRIDED(ctx, *p.cursor, t.epoch, 0, items, ctx.local_size(), visit);
+        }
+      }
       t.phase = t.phase + 1 == A::kPhases ? 0 : t.phase + 1;
+      ++t.epoch;
       COOP_RESIZING_BARRIER(ctx);
-      if (t.phase == 0 && !A::advance(p, t.state)) break;
+      if (t.phase == 0 && !A::advance(p.app, t.state)) break;
     }
     COOP_END(ctx);
   }
@@ -100,10 +143,11 @@ class CpuGrid {
 
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
 template <class A>
-__global__ void phase_kernel(const typename A::Params p, const typename A::State s,
-                             std::uint32_t k) {
+__global__ void phase_kernel(const typename A::Params p, const typename A::State s, std::uint32_t k,
+                             std::uint64_t items) {
   const std::uint64_t gid = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  A::phase(k, p, s, gid, std::uint64_t(gridDim.x) * blockDim.x);
+  if (gid == 0) A::once(k, p, s);
+  A::visit(k, p, s, gid, items, std::uint64_t(gridDim.x) * blockDim.x);
 }
 
 /// One thread: the round's advance; the State and the verdict go to pinned host memory.
@@ -136,9 +180,10 @@ MultiLaunchStats multi_launch_cuda(const typename A::Params& p, typename A::Stat
     host->state = s;
     for (;;) {
       for (std::uint32_t k = 0; k < A::kPhases; ++k) {
-        std::uint64_t want = (A::items(p, host->state) + threads - 1) / threads;
+        const std::uint64_t items = A::items(k, p, host->state);
+        std::uint64_t want = (items + threads - 1) / threads;
         std::uint32_t blocks = std::uint32_t(want < 1 ? 1 : want > max_blocks ? max_blocks : want);
-        phase_kernel<A><<<blocks, threads, 0, stream>>>(p, host->state, k);
+        phase_kernel<A><<<blocks, threads, 0, stream>>>(p, host->state, k, items);
         ++st.launches;
       }
       advance_kernel<A><<<1, 1, 0, stream>>>(p, &dev->state, &dev->more);
@@ -179,10 +224,13 @@ MultiLaunchStats multi_launch(Runtime& rt, const typename A::Params& p, typename
   MultiLaunchStats st;
   for (;;) {
     for (std::uint32_t k = 0; k < A::kPhases; ++k) {
-      std::uint64_t want = (A::items(p, s) + threads - 1) / threads;
+      const std::uint64_t items = A::items(k, p, s);
+      std::uint64_t want = (items + threads - 1) / threads;
       std::uint64_t blocks = want < 1 ? 1 : want > max_blocks ? max_blocks : want;
-      grid.launch(blocks * threads,
-                  [&](std::uint64_t gid, std::uint64_t stride) { A::phase(k, p, s, gid, stride); });
+      grid.launch(blocks * threads, [&](std::uint64_t gid, std::uint64_t stride) {
+        if (gid == 0) A::once(k, p, s);
+        A::visit(k, p, s, gid, items, stride);
+      });
       ++st.launches;
     }
     ++st.rounds;

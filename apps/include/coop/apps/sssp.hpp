@@ -33,14 +33,18 @@ struct LSssp {
   };
   static constexpr std::uint32_t kPhases = 2;
 
-  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
-                            std::uint64_t stride) {
-    if (k == 1) {
-      if (gid == 0) p.size[s.in] = 0;
-      return;
-    }
+  /// Phase 0 relaxes the worklist's arcs; phase 1 has no items, only its once-per-phase action.
+  COOP_HD static std::uint64_t items(std::uint32_t k, const Params&, const State& s) {
+    return k == 0 ? s.frontier : 0;
+  }
+  COOP_HD static void once(std::uint32_t k, const Params& p, const State& s) {
+    if (k == 1) p.size[s.in] = 0;  // nobody reads the old worklist's length any more
+  }
+  COOP_HD static void visit(std::uint32_t k, const Params& p, const State& s, std::uint64_t first,
+                            std::uint64_t end, std::uint64_t stride) {
+    if (k != 0) return;
     const std::uint32_t out = 1 - s.in;
-    for (std::uint64_t i = gid; i < s.frontier; i += stride) {
+    for (std::uint64_t i = first; i < end; i += stride) {
       const std::uint32_t v = p.queue[s.in][i];
       const std::uint64_t dv = atomic_ref<std::uint64_t>(p.dist[v]).load(memory_order::relaxed);
       for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
@@ -63,7 +67,6 @@ struct LSssp {
     s.frontier = atomic_ref<std::uint32_t>(p.size[s.in]).load(memory_order::relaxed);
     return s.frontier > 0;
   }
-  COOP_HD static std::uint64_t items(const Params&, const State& s) { return s.frontier; }
 };
 
 struct LSsspRun {
@@ -94,13 +97,19 @@ struct PSssp {
   };
   static constexpr std::uint32_t kPhases = 3;
 
-  COOP_HD static void phase(std::uint32_t k, const Params& p, const State& s, std::uint64_t gid,
-                            std::uint64_t stride) {
-    const std::uint32_t n = p.in.n;
+  /// Every phase visits every vertex.
+  COOP_HD static std::uint64_t items(std::uint32_t, const Params& p, const State&) {
+    return p.in.n;
+  }
+  COOP_HD static void once(std::uint32_t k, const Params& p, const State& s) {
+    if (k == 2) clear_next_flag(p.flags, s.round, 0);
+  }
+  COOP_HD static void visit(std::uint32_t k, const Params& p, const State& s, std::uint64_t first,
+                            std::uint64_t end, std::uint64_t stride) {
     if (k == 0) {  // assign
-      for (std::uint64_t v = gid; v < n; v += stride) p.next[v] = p.dist[v];
+      for (std::uint64_t v = first; v < end; v += stride) p.next[v] = p.dist[v];
     } else if (k == 1) {  // relax (min-plus SpMV, pull)
-      for (std::uint64_t v = gid; v < n; v += stride) {
+      for (std::uint64_t v = first; v < end; v += stride) {
         std::uint64_t best = p.next[v];
         for (std::uint32_t e = p.in.row[v]; e < p.in.row[v + 1]; ++e) {
           const std::uint64_t du = p.dist[p.in.col[e]];
@@ -109,9 +118,8 @@ struct PSssp {
         p.next[v] = best;
       }
     } else {  // diff
-      clear_next_flag(p.flags, s.round, gid);
       bool changed = false;
-      for (std::uint64_t v = gid; v < n; v += stride)
+      for (std::uint64_t v = first; v < end; v += stride)
         if (p.next[v] != p.dist[v]) {
           p.dist[v] = p.next[v];
           changed = true;
@@ -120,7 +128,6 @@ struct PSssp {
     }
   }
   COOP_HD static bool advance(const Params& p, State& s) { return flag_raised(p.flags, s.round++); }
-  COOP_HD static std::uint64_t items(const Params& p, const State&) { return p.in.n; }
 };
 
 struct PSsspRun {

@@ -1,0 +1,260 @@
+/// \file
+/// coop::for_each: a loop over an index range shared by all workgroups, whose items the
+/// workgroups claim in chunks, with an offer to leave between chunks. Inside a long phase (a BFS
+/// level, a sweep over every vertex) a workgroup can then be handed to a task within
+/// microseconds instead of at the phase's closing barrier.
+///
+/// \code
+///   struct Params { coop::LoopCursor* cursor; ... };   // device memory, one per loop site
+///   struct Transmit { std::uint32_t step = 0; };
+///   ...
+///   COOP_BEGIN(ctx);
+///   for (; t.step < steps; ++t.step) {
+///     {
+///       const auto visit = [&](std::uint64_t i) { ... item i ... };
+///       COOP_FOR_EACH(ctx, *p.cursor, t.step, 0, items, ctx.local_size(), visit);
+///     }
+///     COOP_RESIZING_BARRIER(ctx);   // loops sharing a cursor are separated by a barrier
+///   }
+///   COOP_END(ctx);
+/// \endcode
+///
+/// Rules (docs/guide.md explains them): every thread of every workgroup calls the loop with the
+/// same arguments; the epoch differs between consecutive loops on one cursor (an increasing
+/// counter: a round, a step); two loops on one cursor are separated by a global or resizing
+/// barrier.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <utility>
+
+#include "coop/atomic.hpp"
+#include "coop/config.hpp"
+
+namespace coop {
+
+/// The claim state of one for_each loop site, in memory every workgroup reaches (managed or
+/// device memory, e.g. a `ManagedArray<LoopCursor>` in the kernel's Params). Zero-initialised
+/// (a fresh cursor) it suits any first epoch; after that the loops reset it themselves.
+struct LoopCursor {
+  /// The loop's tag (high 24 bits: a valid bit and the epoch's low 23 bits) and the next
+  /// unclaimed index (low 40 bits).
+  std::uint64_t word = 0;
+};
+
+/// The default most time, in nanoseconds, between a workgroup's offers to leave inside a
+/// for_each loop (the offer comes after the chunk that crosses it).
+inline constexpr std::uint32_t kOfferIntervalNs = 2000;
+
+/// The largest `end` a for_each loop accepts: the cursor's index field is 40 bits wide and
+/// claims past the end must not carry into the epoch.
+inline constexpr std::uint64_t kLoopEndLimit = 1ull << 39;
+
+namespace detail {
+
+/// Nanoseconds on a monotonic clock: `%globaltimer` on the GPU, steady_clock on the host.
+COOP_HD inline std::uint64_t now_ns() {
+#if COOP_DEVICE_CODE
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+#endif
+}
+
+inline constexpr unsigned kIndexBits = 40;
+inline constexpr std::uint64_t kIndexMask = (1ull << kIndexBits) - 1;
+/// A loop's tag: this bit and the epoch's low 23 bits (a ring that 2^32 wraps evenly). A fresh
+/// cursor's tag, 0, lacks the bit: it is older than every loop.
+inline constexpr std::uint32_t kTagValid = 1u << 23;
+/// Claims are at most this many items (the count field of the broadcast value is 23 bits).
+inline constexpr std::uint64_t kMaxClaim = (1ull << 23) - 1;
+inline constexpr std::uint64_t kOfferBit = 1ull << 63;
+
+/// The cursor tag of `epoch`.
+COOP_HD inline std::uint32_t loop_tag(std::uint32_t epoch) {
+  return kTagValid | (epoch & (kTagValid - 1));
+}
+
+/// Whether tag `seen` belongs to a later loop than `mine`: within half the ring ahead.
+COOP_HD inline bool later_tag(std::uint32_t seen, std::uint32_t mine) {
+  if (!(seen & kTagValid)) return false;
+  const std::uint32_t ahead = (seen - mine) & (kTagValid - 1);
+  return ahead != 0 && ahead <= kTagValid / 2;
+}
+
+/// What thread 0 claimed: the chunk [first, first + count), count 0 when the range is over.
+/// Packed as first (40 bits) | count << 40 (23 bits) | offer-after-it << 63.
+COOP_HD inline std::uint64_t pack_chunk(std::uint64_t first, std::uint64_t count) {
+  return first | count << kIndexBits;
+}
+
+enum class ClaimResult { chunk, exhausted, misuse };
+
+/// Thread 0: claims up to `size` items of [begin, end) for the loop tagged `tag`.
+COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t tag, std::uint64_t begin,
+                                       std::uint64_t end, std::uint64_t size,
+                                       std::uint64_t& chunk) {
+  atomic<std::uint64_t> word(cursor.word);
+  // Relaxed: the items are data the caller orders with its barriers; the cursor only hands out
+  // indices.
+  std::uint64_t seen = word.fetch_add(size, order::relaxed);
+  for (;;) {
+    const std::uint32_t t = std::uint32_t(seen >> kIndexBits);
+    if (t == tag) {
+      const std::uint64_t next = seen & kIndexMask;
+      if (next >= end) return ClaimResult::exhausted;
+      if (next < begin) return ClaimResult::misuse;  // another loop's range under this epoch
+      chunk = pack_chunk(next, end - next < size ? end - next : size);
+      return ClaimResult::chunk;
+    }
+    if (later_tag(t, tag)) return ClaimResult::misuse;
+    // A stale word (an earlier loop's; our add landed on it and is void): the first workgroup
+    // of this loop resets it, taking the first chunk.
+    std::uint64_t current = seen + size;
+    const std::uint64_t first = begin < end ? begin : end;
+    const std::uint64_t take = end - first < size ? end - first : size;
+    for (;;) {
+      if (word.cas(current, std::uint64_t(tag) << kIndexBits | (first + size), order::relaxed)) {
+        if (take == 0) return ClaimResult::exhausted;
+        chunk = pack_chunk(first, take);
+        return ClaimResult::chunk;
+      }
+      const std::uint32_t now_tag = std::uint32_t(current >> kIndexBits);
+      if (now_tag == tag) {  // another workgroup reset it first: claim as usual
+        seen = word.fetch_add(size, order::relaxed);
+        break;
+      }
+      if (later_tag(now_tag, tag)) return ClaimResult::misuse;
+    }
+  }
+}
+
+/// The loop behind for_each and for_each_strided: `chunk(first, end)` runs on every thread for
+/// each chunk the workgroup claims. Returns true when the workgroup must leave the kernel.
+template <class Ctx, class Chunk>
+COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
+                      std::uint64_t end, std::uint32_t grain, std::uint32_t interval_ns, int site,
+                      Chunk&& chunk) {
+  const std::uint32_t tag = loop_tag(epoch);
+  // Thread 0's claim size: at least `grain`, doubled while chunks take under half the interval
+  // (fewer atomics on the cursor), halved when one takes over twice the interval.
+  const std::uint64_t min_size = grain == 0 ? 1 : grain > kMaxClaim ? kMaxClaim : grain;
+  std::uint64_t size = min_size;
+  std::uint64_t last_claim = 0, last_offer = 0;
+  bool claimed = false;
+  if (ctx.local_id() == 0) last_offer = now_ns();
+  for (;;) {
+    std::uint64_t packed = 0;  // count 0: the range is over for this workgroup
+    if (ctx.local_id() == 0) {
+      const std::uint64_t now = now_ns();
+      if (claimed) {
+        const std::uint64_t took = now - last_claim;
+        if (2 * took < interval_ns && size * 2 <= kMaxClaim)
+          size *= 2;
+        else if (took > 2 * std::uint64_t(interval_ns) && size / 2 >= min_size)
+          size /= 2;
+      }
+      last_claim = now;
+      claimed = true;
+      ClaimResult r = ClaimResult::misuse;
+      if (end <= kLoopEndLimit && begin <= end)
+        r = claim_chunk(cursor, tag, begin, end, size, packed);
+      if (r == ClaimResult::misuse) {
+        packed = 0;
+        // The CPU backend reports it in checking mode; elsewhere the loop ends (never hangs).
+        if constexpr (requires { ctx.report_misuse(site, ""); })
+          ctx.report_misuse(site,
+                            "coop::for_each: the loop cursor belongs to a later loop (two loops "
+                            "on one cursor without a global or resizing barrier between them, "
+                            "an epoch that did not increase) or the range is invalid (end > "
+                            "2^39 or end < begin)");
+      } else if (r == ClaimResult::chunk && (interval_ns == 0 || now - last_offer >= interval_ns)) {
+        packed |= kOfferBit;
+        last_offer = now;
+      }
+    }
+    packed = ctx.broadcast(packed, site);  // one workgroup barrier pair per chunk
+    const std::uint64_t count = (packed >> kIndexBits) & kMaxClaim;
+    if (count == 0) return false;
+    const std::uint64_t first = packed & kIndexMask;
+    chunk(first, first + count);
+    // Between chunks the workgroup holds no claimed item: leaving here loses nothing.
+    if ((packed & kOfferBit) && ctx.offer_kill(site)) return true;
+  }
+}
+
+}  // namespace detail
+
+/// A cooperative loop over [begin, end): the workgroups claim chunks of items from `cursor` and
+/// every thread of a workgroup runs `f(i)` for the chunk's items (strided by the workgroup's
+/// size, like a grid-stride loop). Between chunks the workgroup offers a kill, at most every
+/// `interval_ns` (0: after every chunk). Workgroup-level: every thread of every workgroup that
+/// runs the loop calls it with the same arguments; workgroups that join mid-loop (forked) just
+/// claim chunks.
+///
+/// \param ctx          the kernel context.
+/// \param cursor       the loop site's claim state, in memory every workgroup reaches.
+/// \param epoch        differs between consecutive loops on `cursor` and increases (by 1 to
+///                     2^22; it may wrap); the loops must also be separated by a global or
+///                     resizing barrier.
+/// \param begin        the first item.
+/// \param end          one past the last item (at most kLoopEndLimit).
+/// \param grain        the least items per claim (the claim grows while chunks are short; a
+///                     good value is `ctx.local_size()`, one item per thread).
+/// \param f            called as `f(i)` (std::uint64_t i) for every item, by some thread.
+/// \param interval_ns  the most time between offers (kOfferIntervalNs; 0: after every chunk).
+/// \param site         the offer's source line (for checking-mode reports).
+/// \return true if the workgroup must leave the kernel now (use COOP_FOR_EACH, which returns);
+///         false when the range is exhausted. Every item is run exactly once: a workgroup
+///         leaves only between chunks.
+template <class Ctx, class F>
+COOP_HD bool for_each(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
+                      std::uint64_t end, std::uint32_t grain, F&& f,
+                      std::uint32_t interval_ns = kOfferIntervalNs, int site = __builtin_LINE()) {
+  const std::uint64_t lid = ctx.local_id(), threads = ctx.local_size();
+  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site,
+                          [&](std::uint64_t first, std::uint64_t last) {
+                            for (std::uint64_t i = first + lid; i < last; i += threads) f(i);
+                          });
+}
+
+/// for_each with one call per thread and chunk: `f(first, end, stride)` runs the items first,
+/// first + stride, ... below end (this thread's share of the chunk), so per-thread work that
+/// spans items (a local reduction, a flag raised once) stays in the caller's loop. Parameters
+/// and result as for_each's, except:
+/// \param f  called as `f(first, end, stride)` (three std::uint64_t) by each thread that has
+///           items in the chunk.
+/// \param ctx, cursor, epoch, begin, end, grain, interval_ns, site  as for for_each.
+template <class Ctx, class F>
+COOP_HD bool for_each_strided(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch,
+                              std::uint64_t begin, std::uint64_t end, std::uint32_t grain, F&& f,
+                              std::uint32_t interval_ns = kOfferIntervalNs,
+                              int site = __builtin_LINE()) {
+  const std::uint64_t lid = ctx.local_id(), threads = ctx.local_size();
+  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site,
+                          [&](std::uint64_t first, std::uint64_t last) {
+                            if (first + lid < last) f(first + lid, last, threads);
+                          });
+}
+
+}  // namespace coop
+
+/// coop::for_each in a kernel body: returns from the kernel when the workgroup is told to leave
+/// between chunks. Arguments: `(ctx, cursor, epoch, begin, end, grain, f [, interval_ns])`; the
+/// offer's site is the macro's line.
+#define COOP_FOR_EACH(ctx, ...)                       \
+  do {                                                \
+    if (::coop::for_each((ctx), __VA_ARGS__)) return; \
+  } while (0)
+
+/// coop::for_each_strided in a kernel body (see COOP_FOR_EACH). Arguments:
+/// `(ctx, cursor, epoch, begin, end, grain, f [, interval_ns])`.
+#define COOP_FOR_EACH_STRIDED(ctx, ...)                       \
+  do {                                                        \
+    if (::coop::for_each_strided((ctx), __VA_ARGS__)) return; \
+  } while (0)
