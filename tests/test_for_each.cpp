@@ -174,8 +174,7 @@ TEST(ForEach, EveryItemOnceWhileTasksTakeWorkgroups) {
   EXPECT_GT(job.stats().kills, 0u);
 }
 
-// Misuse reports come from the CPU backend's checking mode (on the GPU a misused loop ends).
-#if !COOP_TEST_CUDA
+// Misuse is reported by the CPU backend in checking mode and always on the GPU.
 namespace {
 
 /// Misuse: workgroup 0 runs two loops on one cursor without a barrier between them, and
@@ -209,12 +208,17 @@ struct EpochBackwards {
   }
 };
 
-std::unique_ptr<Runtime> cpu_runtime(bool checking) {
+std::unique_ptr<Runtime> misuse_runtime(bool checking = true) {
+#if COOP_TEST_CUDA
+  (void)checking;
+  return test::make_runtime(4);
+#else
   RuntimeOptions o;
   o.backend = RuntimeOptions::Select::cpu;
   o.cpu_slots = 4;
   o.checking = checking;
   return std::make_unique<Runtime>(o);
+#endif
 }
 
 std::string misuse_of(Job& job) {
@@ -229,7 +233,7 @@ std::string misuse_of(Job& job) {
 }  // namespace
 
 TEST(ForEach, CursorReusedWithoutBarrierIsReported) {
-  auto rt = cpu_runtime(true);
+  auto rt = misuse_runtime();
   Managed<LoopCursor> cursor;
   Managed<std::uint32_t> started;
   auto job = rt->launch<NoBarrierBetweenLoops>(
@@ -240,7 +244,7 @@ TEST(ForEach, CursorReusedWithoutBarrierIsReported) {
 }
 
 TEST(ForEach, EpochGoingBackwardsIsReported) {
-  auto rt = cpu_runtime(true);
+  auto rt = misuse_runtime();
   Managed<LoopCursor> cursor;
   auto job = rt->launch<EpochBackwards>({.max_groups = 3, .threads = 2, .policy = Policy::fixed()},
                                         {cursor.get()});
@@ -248,9 +252,10 @@ TEST(ForEach, EpochGoingBackwardsIsReported) {
   EXPECT_NE(what.find("later loop"), std::string::npos) << what;
 }
 
-// Without checking, as on the GPU, the misused loop ends instead of hanging.
+#if !COOP_TEST_CUDA
+// Without checking (CPU backend), the misused loop ends instead of hanging.
 TEST(ForEach, MisuseWithoutCheckingEndsTheLoop) {
-  auto rt = cpu_runtime(false);
+  auto rt = misuse_runtime(false);
   Managed<LoopCursor> cursor;
   auto job = rt->launch<EpochBackwards>({.max_groups = 3, .threads = 2, .policy = Policy::fixed()},
                                         {cursor.get()});

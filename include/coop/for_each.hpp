@@ -166,7 +166,8 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
         r = claim_chunk(cursor, tag, begin, end, size, packed);
       if (r == ClaimResult::misuse) {
         packed = 0;
-        // The CPU backend reports it in checking mode; elsewhere the loop ends (never hangs).
+        // The CPU backend reports it in checking mode and the GPU always (the job fails and
+        // stops); where nothing is reported the loop ends (it never hangs).
         if constexpr (requires { ctx.report_misuse(site, ""); })
           ctx.report_misuse(site,
                             "coop::for_each: the loop cursor belongs to a later loop (two loops "

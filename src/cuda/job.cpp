@@ -194,6 +194,12 @@ std::string JobCore::describe_error() const {
              std::to_string(e.b) +
              ", which the kernel's COOP_BEGIN switch does not contain (is the resume point "
              "inside a nested switch statement?)";
+    case ErrorCode::loop_misuse:
+      return "coop::for_each at line " + std::to_string(e.b) + " (workgroup " +
+             std::to_string(e.a) +
+             "): the loop cursor belongs to a later loop (two loops on one cursor without a "
+             "global or resizing barrier between them, an epoch that did not increase) or the "
+             "range is invalid (end > 2^39 or end < begin)";
     case ErrorCode::none:
       break;
   }

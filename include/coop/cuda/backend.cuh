@@ -263,6 +263,12 @@ class Ctx {
     std::memcpy(&out, &r, sizeof(T));
     return out;
   }
+  /// Misuse of a workgroup-level primitive found by thread 0 (coop::for_each's cursor checks):
+  /// the job fails with a report naming the site, and every block stops.
+  __device__ void report_misuse(int site, const char*) {
+    report_error(a_, ErrorCode::loop_misuse, id_, site);
+    abort_block(a_, bs_);
+  }
   /// One step of a spin-wait in kernel code.
   __device__ void pause() { __nanosleep(100); }
   __device__ void unknown_resume_point() {

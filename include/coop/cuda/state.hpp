@@ -49,6 +49,7 @@ enum class ErrorCode : std::uint32_t {
   barrier_unreachable = 1,   ///< a = site, b = arrived, c = active, d = finished
   invariant = 2,             ///< a fork beyond N (the only invariant checked on the device)
   unknown_resume_point = 3,  ///< a = group, b = resume point
+  loop_misuse = 4,           ///< a = group, b = site: coop::for_each found its cursor misused
 };
 
 struct ErrorRecord {
