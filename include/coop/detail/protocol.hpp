@@ -34,15 +34,18 @@ struct Membership {
 // complete sees all of it in one consistent value. A workgroup that withdraws from a batch exit
 // bumps the version so that a commit decided on the old state fails.
 //
-// The barrier folds its release into the arrivals, like CUDA's grid barrier: workgroup 0 adds
-// 2^15 - (M - 1), every other member 1, so the count carries into the parity bit exactly when
-// the last member arrives and is back at 0 for the next barrier. Nobody has to learn that they
-// were last and then publish a release: every member waits for the parity to flip, polling
-// this one word. While a barrier fills (count != 0) M cannot change: kills and forks refuse, so
-// workgroup 0's complement stays right. When workgroup 0 arrives at a resizing barrier the
-// scheduler wants something of, its add also sets the hold bit of the barrier's parity; a held
-// barrier, once complete, waits for workgroup 0's decision, which it publishes in the release
-// word and then announces by clearing the hold and counting the decision in one step.
+// The barrier folds its release into the arrivals, like CUDA's grid barrier. Between barriers
+// the arrival field is armed with 2^15 - M; every member adds 1, so the count carries into the
+// parity bit exactly when the last member arrives and leaves 0. Nobody has to learn that they
+// were last and then publish a release: every member waits for the parity to flip, polling this
+// one word, and no member reads anything before its add. Workgroup 0 arms the field again once
+// it has passed (a fire-and-forget add; M is M at the barrier). Every change of M between
+// barriers is a CAS that requires the field armed and nobody arrived ("not filling") and moves
+// the arming with M; until workgroup 0 re-arms, kills and forks refuse. A member that knows the
+// scheduler wants something at a resizing barrier sets the hold bit of the barrier's parity
+// before arriving; a held barrier, once complete, waits for workgroup 0's decision, which it
+// publishes in the release word and then announces by clearing the hold, counting the decision
+// and arming the field in one step.
 inline constexpr std::uint64_t kDecisionOne = 1ull << 14;
 inline constexpr std::uint64_t kLeavingOne = 1ull << 16;
 inline constexpr std::uint64_t kHoldBit = 1ull << 30;  ///< parity 0; parity 1 is the next bit
@@ -65,21 +68,38 @@ COOP_HD constexpr std::uint64_t hold_bit(std::uint32_t parity) { return kHoldBit
 COOP_HD constexpr std::uint32_t leaving_of(std::uint64_t word) {
   return std::uint32_t((word >> 16) & 0x3fffu);
 }
+/// The word with M = m and the barrier's arrival field armed for m members (the parity bit
+/// kept): only while no barrier fills.
 COOP_HD constexpr std::uint64_t with_active(std::uint64_t word, std::uint32_t m) {
-  return (word & ~0x3fffull) | m;
+  constexpr std::uint64_t arrivals = std::uint64_t(kArrivalSpan - 1) << 48;
+  const std::uint64_t armed = m == 0 ? 0 : kArrivalSpan - m;  // M = 0: suspended, none come
+  return (word & ~(0x3fffull | arrivals)) | m | armed << 48;
 }
 /// The word with its version moved on (the version wraps without touching the arrivals).
 COOP_HD constexpr std::uint64_t bump_version(std::uint64_t word) {
   constexpr std::uint64_t mask = 0xffffull << 32;
   return (word & ~mask) | ((word + kVersionOne) & mask);
 }
-/// Members that have arrived at the barrier now filling (for diagnostics). Before workgroup 0
-/// arrives the field is the count itself (below 2^14, as M is); after, it is offset by 2^15 -
-/// (M - 1) and so at least 2^14 + 1.
+/// Members that have arrived at the barrier now filling (for diagnostics). Armed, the field
+/// is 2^15 - M plus the count (at least 2^14, as M is below it); before workgroup 0 re-arms it
+/// after a barrier, it is the count itself.
 COOP_HD constexpr std::uint32_t barrier_arrivals(std::uint64_t word) {
   const std::uint32_t v = arrived_of(word), m = active_of(word);
-  return v < (kArrivalSpan >> 1) ? v : ((v + m - 1) & (kArrivalSpan - 1)) + 1;
+  return v < (kArrivalSpan >> 1) ? v : (v + m) & (kArrivalSpan - 1);
 }
+/// Whether a barrier fills (or workgroup 0 has not yet re-armed the field after one): M must
+/// not change then.
+COOP_HD constexpr bool barrier_busy(std::uint64_t word) {
+  return arrived_of(word) != kArrivalSpan - active_of(word);
+}
+
+/// What a workgroup knows of the scheduler's wishes when it arrives at a barrier (values it
+/// loaded earlier, off the barrier's critical path). A request it does not show is honoured at
+/// a later barrier.
+struct BarrierHint {
+  std::uint64_t membership;
+  std::uint32_t target, suspend;
+};
 
 /// Per-job protocol flags, fixed at launch.
 enum ChannelFlags : std::uint32_t {
@@ -148,8 +168,8 @@ COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
 /// Sets up a channel for a (re)start with workgroups [0, m), keeping the scheduler's target.
 /// Only while no workgroup of the job runs.
 COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
-  // None arriving, leaving or held; the version goes on.
-  ch.membership = (bump_version(ch.membership) & (0xffffull << 32)) | m;
+  // None arriving, leaving or held, the barrier armed; the version goes on.
+  ch.membership = with_active(bump_version(ch.membership) & (0xffffull << 32), m);
   ch.release = 0;
   ch.suspend = 0;
   ch.suspended = 0;
@@ -261,39 +281,28 @@ class Protocol {
   /// the policy is adversarial, the barrier is held: workgroup 0 (which owns the transmitted
   /// state new workgroups inherit) decides once every member is there and publishes the
   /// outcome in the release word, and the others wait for that.
-  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
-    fence_release();  // what this workgroup wrote is visible to whoever sees the barrier end
-    std::uint64_t add = kArrivedOne, before = 0;
-    if (id != 0) {
-      before = word().fetch_add(add, order::relaxed);  // nothing to read first: one atomic
-    } else {
-      // Workgroup 0 adds the complement of M, and the hold when the scheduler asks for something
-      // (a request that lands later, or that a stale M hid, is honoured at the next barrier).
-      // M cannot change once anyone has arrived; before that a kill or fork may land between
-      // the load and the add, so the first arrival's add is conditional on the M it used.
-      const std::uint32_t t = target();
-      const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
-      std::uint64_t raw = word().load(order::relaxed);
-      for (;;) {
-        const std::uint32_t m = active_of(raw);
-        add = std::uint64_t(kArrivalSpan - (m - 1)) * kArrivedOne;
-        if (resizing && wants_decision(t, sus, m)) add += hold_bit(parity_of(raw));
-        if (filling(raw) != 0) {
-          before = word().fetch_add(add, order::relaxed);
-          break;
-        }
-        if (word().cas(raw, raw + add, order::relaxed)) {
-          before = raw;
-          break;
-        }
+  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site,
+                                const BarrierHint* hint = nullptr) {
+    // Hold for workgroup 0's decision when the scheduler wants something (read fresh unless
+    // the caller knows already; a stale M or target errs either way safely: an unneeded
+    // decision changes nothing, a missed one comes at the next barrier). Under the adversarial
+    // policy workgroup 0 always holds.
+    if (resizing) {
+      bool hold = (flags_ & flag_adversarial) && id == 0;
+      if (!(flags_ & flag_adversarial)) {
+        const BarrierHint h = hint ? *hint : fresh_hint();
+        hold = wants_decision(h.target, h.suspend, active_of(h.membership));
       }
+      if (hold) word().fetch_or(hold_bit(parity_of(word().load(order::relaxed))), order::relaxed);
     }
+    fence_release();  // what this workgroup wrote is visible to whoever sees the barrier end
+    const std::uint64_t before = word().fetch_add(kArrivedOne, order::relaxed);
     const std::uint32_t m = active_of(before), parity = parity_of(before);
     const std::uint32_t decisions = decisions_of(before);
-    if (parity_of(before + add) != parity) {  // the last arrival: the barrier is complete
+    if (parity_of(before + kArrivedOne) != parity) {  // the last arrival: the barrier is complete
       fence_acquire();
       atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
-      if (!((before + add) & hold_bit(parity))) return m;
+      if (!((before + kArrivedOne) & hold_bit(parity))) return passed(id, m);
       if (id == 0) return decide(parity, resizing, site);
     }
     for (std::uint32_t spins = 1;; ++spins) {
@@ -310,7 +319,7 @@ class Protocol {
       }
       if (parity_of(w) != parity) {
         fence_acquire();
-        if (!(w & hold_bit(parity))) return m;  // complete, and nothing held it
+        if (!(w & hold_bit(parity))) return passed(id, m);  // complete, and nothing held it
         if (id == 0) return decide(parity, resizing, site);
       }
       if ((spins & 1023) == 0) check_reachable(parity, site);
@@ -452,14 +461,23 @@ class Protocol {
     }
     return t < ch_.max_groups ? t : ch_.max_groups;
   }
-  // Whether workgroup 0 holds a resizing barrier for its decision: the scheduler wants a
-  // resize or a suspension, or the policy decides at random.
+  // Whether a resizing barrier must wait for workgroup 0's decision: the scheduler wants a
+  // resize or a suspension.
   COOP_HD bool wants_decision(std::uint32_t t, std::uint32_t sus, std::uint32_t m) const {
-    if (flags_ & flag_adversarial) return true;
     return sus != 0 || (!(flags_ & flag_no_resize) && resize_target(t, m) != m);
   }
-  // Arrivals at the barrier now filling (0: none is).
-  COOP_HD static std::uint32_t filling(std::uint64_t raw) { return arrived_of(raw); }
+  COOP_HD BarrierHint fresh_hint() const {
+    return {word().load(order::relaxed), target(),
+            atomic<std::uint32_t>(ch_.suspend).load(order::relaxed)};
+  }
+  // A barrier that nothing held has ended for member `id`: workgroup 0 arms the arrival field
+  // for the next one (M is still the barrier's: kills and forks wait for this).
+  COOP_HD std::uint32_t passed(std::uint32_t id, std::uint32_t m) {
+    if (id == 0) word().fetch_add(std::uint64_t(kArrivalSpan - m) * kArrivedOne, order::relaxed);
+    return m;
+  }
+  // Nonzero while a barrier fills or is not armed yet: M must not change.
+  COOP_HD static std::uint32_t filling(std::uint64_t raw) { return barrier_busy(raw) ? 1u : 0u; }
 
   // What workgroup 0 decides from, with every member waiting at the barrier.
   struct Snapshot {
@@ -484,8 +502,10 @@ class Protocol {
     // CAS's release order): a waiter that sees the count move reads the word this wrote.
     // Only leavers of earlier barriers change the word meanwhile.
     for (;;) {
-      const std::uint64_t next = (w & ~(hold_bit(parity) | 3 * kDecisionOne)) |
-                                 std::uint64_t((decisions_of(w) + 1) & 3u) * kDecisionOne;
+      const std::uint64_t next =
+          with_active((w & ~(hold_bit(parity) | 3 * kDecisionOne)) |
+                          std::uint64_t((decisions_of(w) + 1) & 3u) * kDecisionOne,
+                      active_of(w));
       if (word().cas(w, next, order::acq_rel)) break;
     }
     // New workgroups start only now: had they started before, they could count this barrier's
