@@ -234,8 +234,12 @@ class Ctx {
     if (a_.flags & coop::detail::flag_no_resize) return false;
     m_seen_ = 0;
     const bool any = vote([&](const coop::detail::BarrierHint& h) {
-      return (a_.flags & coop::detail::flag_adversarial) ||
-             h.target < coop::detail::active_of(h.membership);
+      const std::uint32_t m = coop::detail::active_of(h.membership);
+      if (a_.flags & (coop::detail::flag_adversarial | coop::detail::flag_any_order))
+        return (a_.flags & coop::detail::flag_adversarial) || h.target < m;
+      // In id order only the top workgroups are wanted (and everyone when the job is
+      // cancelled, target 0): the others stay off the membership line the leavers need.
+      return h.target < m && (h.target == 0 || id_ >= h.target);
     });
     if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
