@@ -156,14 +156,11 @@ std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock,
     }
   }
   // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
-  // sleeping thread costs. The spin watches the dispatch count without the lock, which the
-  // service thread reporting the jobs' kills needs.
+  // sleeping thread costs.
   const auto spin_until = clock::now() + std::chrono::milliseconds(2);
   while (it->got < it->need && clock::now() < spin_until) {
-    const std::uint64_t seen = dispatches_.load(std::memory_order_acquire);
     lock.unlock();
-    while (dispatches_.load(std::memory_order_acquire) == seen && clock::now() < spin_until)
-      std::this_thread::yield();
+    std::this_thread::yield();
     lock.lock();
   }
   auto ready = [&] {
@@ -342,7 +339,6 @@ void Scheduler::set_cap(JobControl* job, std::uint32_t cap) {
 }
 
 void Scheduler::dispatch() {
-  dispatches_.fetch_add(1, std::memory_order_release);
   std::int64_t free = free_locked();
   // Waiting tasks first, highest priority first, FIFO within a priority.
   while (free > 0) {

@@ -50,11 +50,6 @@ template <class K>
 struct BlockState {
   std::uint64_t result;  ///< thread 0's answer to a workgroup-level primitive
   std::uint32_t flags;
-  std::uint32_t vote[2];  ///< thread 0's offer_kill / request_fork verdicts, alternately
-  /// Thread 0's copies of the channel's membership line and release line (release word,
-  /// target, suspend), fetched asynchronously (cp.async) for its next decision.
-  alignas(16) std::uint64_t seen_membership[2];
-  alignas(16) std::uint64_t seen_release[2];
   shared_t<K> shared;
 };
 
@@ -222,35 +217,29 @@ class Ctx {
 
   __device__ void barrier(int = 0) { __syncthreads(); }
   // offer_kill and request_fork with nothing to do are the hot path. Thread 0 keeps the
-  // membership word and the target as loaded at its previous call and decides whether it must
-  // run the protocol (which reads fresh values); the others learn its verdict through shared
-  // memory after one plain workgroup barrier (a reducing barrier, __syncthreads_or, cost 0.26
-  // us per call on an H100). The verdicts alternate between two slots: thread 0 can write the
-  // next one while a slow warp still reads this one, never the one after. The next loads are
-  // issued after the barrier, so their latency hides behind the kernel's own work, and only by
-  // thread 0: every workgroup polls the same two lines. A request is seen at most one interval
-  // late, which the model allows: offer_kill may always decline.
+  // membership word and the target as loaded at its previous call, and one barrier votes on
+  // whether it must run the protocol (which reads fresh values). The next loads are issued
+  // after the vote, so their latency hides behind the kernel's own work, and only by thread 0:
+  // every workgroup polls the same two lines, and 256 threads' loads would make them hot. A
+  // request is seen at most one interval late, which the model allows: offer_kill may always
+  // decline.
   __device__ bool offer_kill(int site = 0) {
     if (a_.flags & coop::detail::flag_no_resize) return false;
     m_seen_ = 0;
-    const bool any = vote([&](const coop::detail::BarrierHint& h) {
-      const std::uint32_t m = coop::detail::active_of(h.membership);
-      if (a_.flags & (coop::detail::flag_adversarial | coop::detail::flag_any_order))
-        return (a_.flags & coop::detail::flag_adversarial) || h.target < m;
-      // In id order only the top workgroups are wanted (and everyone when the job is
-      // cancelled, target 0): the others stay off the membership line the leavers need.
-      return h.target < m && (h.target == 0 || id_ >= h.target);
-    });
+    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
+                                            seen_target_ < coop::detail::active_of(seen_word_));
+    const bool any = __syncthreads_or(maybe);
+    prefetch();
     if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
   }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
-    const bool any = vote([&](const coop::detail::BarrierHint& h) {
-      return (a_.flags & coop::detail::flag_adversarial) ||
-             h.target > coop::detail::active_of(h.membership);
-    });
+    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
+                                            seen_target_ > coop::detail::active_of(seen_word_));
+    const bool any = __syncthreads_or(maybe);
+    prefetch();
     if (!any) return 0;
     return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
   }
@@ -259,14 +248,8 @@ class Ctx {
         [&] { return coop::detail::barrier_result(protocol().barrier(id_, false, site)); }, false));
   }
   __device__ bool resizing_barrier(int site = 0) {
-    const bool removed = seen(collective(
-        [&] {
-          const coop::detail::BarrierHint hint = view();
-          return coop::detail::barrier_result(protocol().barrier(id_, true, site, &hint));
-        },
-        true));
-    prefetch();  // for the next barrier's or offer's decision
-    return removed;
+    return seen(collective(
+        [&] { return coop::detail::barrier_result(protocol().barrier(id_, true, site)); }, true));
   }
   __device__ std::uint32_t query(int = 0) {
     return std::uint32_t(collective([&] { return protocol().query(); }, false));
@@ -301,41 +284,12 @@ class Ctx {
   __device__ coop::detail::Protocol<Env<K>> protocol() const {
     return coop::detail::Protocol<Env<K>>(a_.state->channel, env_, a_.flags);
   }
-  // Thread 0's verdict maybe(view()) for the whole workgroup; then thread 0's next fetch.
-  template <class F>
-  __device__ bool vote(F&& maybe) {
-    const std::uint32_t slot = votes_++ & 1u;
-    if (threadIdx.x == 0) bs_.vote[slot] = maybe(view()) ? 1u : 0u;
-    __syncthreads();
-    const bool any = bs_.vote[slot] != 0;
-    prefetch();
-    return any;
-  }
-  // Thread 0: fetches the channel's membership and release lines into shared memory without
-  // waiting (cp.async, at L2: the copies are as fresh as a load). A register load would stall
-  // thread 0 at its first use, which the compiler may hoist to right after it (the offer's cost
-  // in a 10 us loop was 3 % with loads, every thread waiting for thread 0's warp).
+  // Thread 0's view for the next vote. The raw words are kept: any arithmetic on a loaded
+  // value here would wait for the load.
   __device__ void prefetch() {
     if (threadIdx.x != 0) return;
-    auto& ch = a_.state->channel;
-    const auto to_shared = [](const void* p) {
-      return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-    };
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to_shared(bs_.seen_membership)),
-                 "l"(&ch.membership)
-                 : "memory");
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to_shared(bs_.seen_release)),
-                 "l"(&ch.release)
-                 : "memory");
-    asm volatile("cp.async.commit_group;" ::: "memory");
-  }
-  // Thread 0: what the last prefetch fetched (long arrived, normally).
-  __device__ coop::detail::BarrierHint view() const {
-    asm volatile("cp.async.wait_all;" ::: "memory");
-    const volatile std::uint64_t* r = bs_.seen_release;
-    const std::uint64_t ts = r[1];  // target, then suspend (little-endian)
-    return {*static_cast<const volatile std::uint64_t*>(bs_.seen_membership), std::uint32_t(ts),
-            std::uint32_t(ts >> 32)};
+    seen_word_ = dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed);
+    seen_target_ = dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
   }
   // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
   // get its answer.
@@ -368,7 +322,8 @@ class Ctx {
   std::uint32_t id_;
   Env<K>& env_;
   std::uint32_t m_seen_ = 0;  ///< M from the last barrier (0: not known, read it)
-  std::uint32_t votes_ = 0;   ///< offer_kill and request_fork calls (the same in every thread)
+  std::uint64_t seen_word_ = 0;
+  std::uint32_t seen_target_ = 0;
 };
 
 /// Every block of every grid of a job of kernel K runs this.

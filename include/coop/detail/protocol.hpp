@@ -41,11 +41,11 @@ struct Membership {
 // one word, and no member reads anything before its add. Workgroup 0 arms the field again once
 // it has passed (a fire-and-forget add; M is M at the barrier). Every change of M between
 // barriers is a CAS that requires the field armed and nobody arrived ("not filling") and moves
-// the arming with M; until workgroup 0 re-arms, kills and forks refuse. A member that knows the
-// scheduler wants something at a resizing barrier sets the hold bit of the barrier's parity
-// before arriving; a held barrier, once complete, waits for workgroup 0's decision, which it
-// publishes in the release word and then announces by clearing the hold, counting the decision
-// and arming the field in one step.
+// the arming with M; until workgroup 0 re-arms, kills and forks refuse. When the scheduler wants
+// something at a resizing barrier, workgroup 0 sets the hold bit of the barrier's parity before
+// arriving; a held barrier, once complete, waits for workgroup 0's decision, which it publishes
+// in the release word and then announces by clearing the hold, counting the decision and
+// arming the field in one step.
 inline constexpr std::uint64_t kDecisionOne = 1ull << 14;
 inline constexpr std::uint64_t kLeavingOne = 1ull << 16;
 inline constexpr std::uint64_t kHoldBit = 1ull << 30;  ///< parity 0; parity 1 is the next bit
@@ -92,14 +92,6 @@ COOP_HD constexpr std::uint32_t barrier_arrivals(std::uint64_t word) {
 COOP_HD constexpr bool barrier_busy(std::uint64_t word) {
   return arrived_of(word) != kArrivalSpan - active_of(word);
 }
-
-/// What a workgroup knows of the scheduler's wishes when it arrives at a barrier (values it
-/// loaded earlier, off the barrier's critical path). A request it does not show is honoured at
-/// a later barrier.
-struct BarrierHint {
-  std::uint64_t membership;
-  std::uint32_t target, suspend;
-};
 
 /// Per-job protocol flags, fixed at launch.
 enum ChannelFlags : std::uint32_t {
@@ -281,19 +273,19 @@ class Protocol {
   /// the policy is adversarial, the barrier is held: workgroup 0 (which owns the transmitted
   /// state new workgroups inherit) decides once every member is there and publishes the
   /// outcome in the release word, and the others wait for that.
-  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site,
-                                const BarrierHint* hint = nullptr) {
-    // Hold for workgroup 0's decision when the scheduler wants something (read fresh unless
-    // the caller knows already; a stale M or target errs either way safely: an unneeded
-    // decision changes nothing, a missed one comes at the next barrier). Under the adversarial
-    // policy workgroup 0 always holds.
-    if (resizing) {
-      bool hold = (flags_ & flag_adversarial) && id == 0;
-      if (!(flags_ & flag_adversarial)) {
-        const BarrierHint h = hint ? *hint : fresh_hint();
-        hold = wants_decision(h.target, h.suspend, active_of(h.membership));
-      }
-      if (hold) word().fetch_or(hold_bit(parity_of(word().load(order::relaxed))), order::relaxed);
+  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
+    // Workgroup 0 holds a resizing barrier for its decision when the scheduler wants something
+    // (always under the adversarial policy). It reads the request before arriving, so that a
+    // request made before the barrier is honoured at it; the others read nothing first. (A stale
+    // M errs safely either way: an unneeded decision changes nothing, a missed one comes at the
+    // next barrier.)
+    if (resizing && id == 0) {
+      const std::uint64_t raw = word().load(order::relaxed);
+      const bool hold =
+          (flags_ & flag_adversarial) ||
+          wants_decision(target(), atomic<std::uint32_t>(ch_.suspend).load(order::relaxed),
+                         active_of(raw));
+      if (hold) word().fetch_or(hold_bit(parity_of(raw)), order::relaxed);
     }
     fence_release();  // what this workgroup wrote is visible to whoever sees the barrier end
     const std::uint64_t before = word().fetch_add(kArrivedOne, order::relaxed);
@@ -465,10 +457,6 @@ class Protocol {
   // resize or a suspension.
   COOP_HD bool wants_decision(std::uint32_t t, std::uint32_t sus, std::uint32_t m) const {
     return sus != 0 || (!(flags_ & flag_no_resize) && resize_target(t, m) != m);
-  }
-  COOP_HD BarrierHint fresh_hint() const {
-    return {word().load(order::relaxed), target(),
-            atomic<std::uint32_t>(ch_.suspend).load(order::relaxed)};
   }
   // A barrier that nothing held has ended for member `id`: workgroup 0 arms the arrival field
   // for the next one (M is still the barrier's: kills and forks wait for this).

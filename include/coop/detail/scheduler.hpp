@@ -9,7 +9,6 @@
 // capacity that was free when the target was raised.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -202,7 +201,6 @@ class Scheduler {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::uint32_t tasks_held_ = 0;  ///< units held by running tasks
-  std::atomic<std::uint64_t> dispatches_{0};  ///< dispatch() calls (waiters spin on it unlocked)
   std::list<JobEntry> jobs_;
   std::list<Waiter> waiters_;
   std::uint64_t seq_ = 0;
