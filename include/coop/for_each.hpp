@@ -45,7 +45,7 @@ struct LoopCursor {
 
 /// The default most time, in nanoseconds, between a workgroup's offers to leave inside a
 /// for_each loop (the offer comes after the chunk that crosses it).
-inline constexpr std::uint32_t kOfferIntervalNs = 2000;
+inline constexpr std::uint32_t kOfferIntervalNs = 4000;
 
 /// The largest `end` a for_each loop accepts: the cursor's index field is 40 bits wide and
 /// claims past the end must not carry into the epoch.
@@ -136,55 +136,75 @@ COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t tag, st
 
 /// The loop behind for_each and for_each_strided: `chunk(first, end)` runs on every thread for
 /// each chunk the workgroup claims. Returns true when the workgroup must leave the kernel.
+///
+/// Thread 0 claims the next chunk before the workgroup runs the current one, so the claim's
+/// atomic (a round trip to a line every workgroup uses) overlaps the work; except before a chunk
+/// after which the workgroup offers to leave: then it holds no claim when it leaves, and the
+/// next chunk is claimed when it stays.
 template <class Ctx, class Chunk>
 COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
                       std::uint64_t end, std::uint32_t grain, std::uint32_t interval_ns, int site,
                       Chunk&& chunk) {
   const std::uint32_t tag = loop_tag(epoch);
-  // Thread 0's claim size: at least `grain`, doubled while chunks take under half the interval
-  // (fewer atomics on the cursor), halved when one takes over twice the interval.
+  // Thread 0's claim size: at least `grain`, doubled while a chunk's work takes under the
+  // interval (per chunk the workgroup pays a broadcast, and every claim is an atomic on one
+  // line), halved when it takes over four intervals.
   const std::uint64_t min_size = grain == 0 ? 1 : grain > kMaxClaim ? kMaxClaim : grain;
   std::uint64_t size = min_size;
-  std::uint64_t last_claim = 0, last_offer = 0;
-  bool claimed = false;
+  std::uint64_t last_offer = 0, work_start = 0;
+  bool valid = end <= kLoopEndLimit && begin <= end;
+  // Thread 0: claims a chunk; 0 when the range is over (or misused: reported, then over).
+  const auto claim = [&]() -> std::uint64_t {
+    std::uint64_t packed = 0;
+    const ClaimResult r =
+        valid ? claim_chunk(cursor, tag, begin, end, size, packed) : ClaimResult::misuse;
+    if (r == ClaimResult::chunk) return packed;
+    if (r == ClaimResult::misuse) {
+      valid = false;
+      // The CPU backend reports it in checking mode and the GPU always (the job fails and
+      // stops); where nothing is reported the loop ends (it never hangs).
+      if constexpr (requires { ctx.report_misuse(site, ""); })
+        ctx.report_misuse(site,
+                          "coop::for_each: the loop cursor belongs to a later loop (two loops "
+                          "on one cursor without a global or resizing barrier between them, an "
+                          "epoch that did not increase) or the range is invalid (end > 2^39 or "
+                          "end < begin)");
+    }
+    return 0;
+  };
+  std::uint64_t ahead = 0;  // thread 0: the chunk claimed ahead
+  bool have_ahead = false;
   if (ctx.local_id() == 0) last_offer = now_ns();
   for (;;) {
     std::uint64_t packed = 0;  // count 0: the range is over for this workgroup
     if (ctx.local_id() == 0) {
       const std::uint64_t now = now_ns();
-      if (claimed) {
-        const std::uint64_t took = now - last_claim;
-        if (2 * took < interval_ns && size * 2 <= kMaxClaim)
+      if (work_start != 0) {
+        const std::uint64_t took = now - work_start;  // the last chunk's work, not its claim
+        if (took < interval_ns && size * 2 <= kMaxClaim)
           size *= 2;
-        else if (took > 2 * std::uint64_t(interval_ns) && size / 2 >= min_size)
+        else if (took > 4 * std::uint64_t(interval_ns) && size / 2 >= min_size)
           size /= 2;
       }
-      last_claim = now;
-      claimed = true;
-      ClaimResult r = ClaimResult::misuse;
-      if (end <= kLoopEndLimit && begin <= end)
-        r = claim_chunk(cursor, tag, begin, end, size, packed);
-      if (r == ClaimResult::misuse) {
-        packed = 0;
-        // The CPU backend reports it in checking mode and the GPU always (the job fails and
-        // stops); where nothing is reported the loop ends (it never hangs).
-        if constexpr (requires { ctx.report_misuse(site, ""); })
-          ctx.report_misuse(site,
-                            "coop::for_each: the loop cursor belongs to a later loop (two loops "
-                            "on one cursor without a global or resizing barrier between them, "
-                            "an epoch that did not increase) or the range is invalid (end > "
-                            "2^39 or end < begin)");
-      } else if (r == ClaimResult::chunk && (interval_ns == 0 || now - last_offer >= interval_ns)) {
-        packed |= kOfferBit;
-        last_offer = now;
+      packed = have_ahead ? ahead : claim();
+      have_ahead = false;
+      if (packed != 0) {
+        if (interval_ns == 0 || now - last_offer >= interval_ns) {
+          packed |= kOfferBit;  // no claim ahead: leaving after this chunk loses nothing
+          last_offer = now;
+        } else {
+          ahead = claim();  // overlaps this chunk's work
+          have_ahead = true;
+        }
       }
+      work_start = now_ns();
     }
     packed = ctx.broadcast(packed, site);  // one workgroup barrier pair per chunk
     const std::uint64_t count = (packed >> kIndexBits) & kMaxClaim;
     if (count == 0) return false;
     const std::uint64_t first = packed & kIndexMask;
     chunk(first, first + count);
-    // Between chunks the workgroup holds no claimed item: leaving here loses nothing.
+    // Between chunks the workgroup holds no claimed item here: leaving loses nothing.
     if ((packed & kOfferBit) && ctx.offer_kill(site)) return true;
   }
 }
