@@ -157,6 +157,7 @@ TEST(Apps, AdversarialSchedules) {
       cfg.groups = 1 + std::uint32_t(seed % 8);
       cfg.threads = test::kOnGpu ? 32u << (seed % 4) : 1 + std::uint32_t(seed % 4);
       cfg.barrier = seed % 2 ? ResizeBarrier::query : ResizeBarrier::plain;
+      cfg.yield_in_phases = seed % 3 != 0;  // phases as coop::for_each loops, or grid-stride
       apps::Result r = apps::run(*rt, in, cfg);
       apps::Validation v = apps::validate(in, r);
       ASSERT_TRUE(v.ok) << app << ": " << v.detail << "\nreproduce with: "

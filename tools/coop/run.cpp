@@ -27,6 +27,7 @@ struct RunOptions {
   std::string form = "cooperative";
   std::string policy = "generous";
   std::string barrier = "query";
+  bool yield_in_phases = false;
   std::uint32_t groups = 0;
   std::uint32_t threads = 0;
   int carveout = coop::LaunchConfig{}.shared_carveout;  ///< LaunchConfig::shared_carveout (CUDA)
@@ -99,6 +100,9 @@ void add_run_options(CLI::App& app, RunOptions& r) {
       ->capture_default_str()
       ->check(parses_with([](const std::string& s) { parse_form(s); }));
   add_job_shape(app, r.policy, r.barrier, r.groups);
+  app.add_flag("--yield-in-phases", r.yield_in_phases,
+               "phased apps, cooperative form: each phase a coop::for_each loop (workgroups "
+               "may leave inside a phase; slower, see docs/apps.md)");
   app.add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)")
       ->capture_default_str();
   app.add_option("--carveout", r.carveout,
@@ -266,6 +270,7 @@ int Run::run() {
   cfg.form = parse_form(o.form);
   cfg.policy = parse_policy(o.policy);
   cfg.barrier = parse_barrier(o.barrier);
+  cfg.yield_in_phases = o.yield_in_phases;
   cfg.groups = o.groups;
   cfg.threads = o.threads;
   cfg.shared_carveout = o.carveout;

@@ -76,6 +76,12 @@ struct RunConfig {
   /// preparing buffers or reading results back): benchmarks keep a clock of kernel time with
   /// it.
   std::function<void(bool running)> on_kernel = {};
+  /// Phased apps, cooperative form: run each phase as a coop::for_each loop, so that
+  /// workgroups can leave inside a phase (between chunks) and not only at its resizing
+  /// barrier. Off by default: on an H100 the loop's kernels hold more registers (fewer
+  /// workgroups fit) and pay per chunk, and the paper's pairs ran 1.5x slower on geomean
+  /// (docs/apps.md, "Yielding inside phases").
+  bool yield_in_phases = false;
 };
 
 struct Result {

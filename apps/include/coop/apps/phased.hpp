@@ -19,10 +19,11 @@
 // after the round's last barrier, reads what the round computed and moves the State on
 // identically everywhere. Every item is visited exactly once per phase, by some thread, in any
 // order and grouping. The three forms:
-//   Phased<A> under Mode::cooperative  -- the cooperative kernel: each phase is a coop::for_each
-//                                         loop (items claimed in chunks, an offer to leave
-//                                         every few microseconds), every barrier is a resizing
-//                                         barrier and the State (plus the phase) is transmitted;
+//   Phased<A> under Mode::cooperative  -- the cooperative kernel: a grid-stride loop per phase,
+//                                         every barrier a resizing barrier, the State (plus the
+//                                         phase) transmitted; Phased<A, true> runs each phase as
+//                                         a coop::for_each loop instead (items claimed in
+//                                         chunks, an offer to leave every few microseconds);
 //   Phased<A> under Mode::persistent   -- the standalone persistent kernel: a grid-stride loop
 //                                         per phase (on the GPU: CUDA's grid barrier, the same
 //                                         grid);
@@ -64,13 +65,13 @@ inline constexpr bool plain_context<coop::cuda::detail::PlainCtx<K>> = true;
 #endif
 }  // namespace detail
 
-/// The persistent kernel of phased app A.
+/// The launch parameters and transmitted state of phased app A's persistent kernels.
 template <class A>
-struct Phased {
+struct PhasedState {
   struct Params {
     typename A::Params app;
-    LoopCursor* cursor;  ///< the phases' loop cursor (one per run)
-    /// Mode::persistent: a grid-stride loop per phase, the baseline (no offers, no claims).
+    LoopCursor* cursor;  ///< the phases' loop cursor (one per run; YieldInPhases only)
+    /// Mode::persistent on the CPU backend: a grid-stride loop per phase, the baseline.
     bool grid_stride;
   };
   struct Transmit {
@@ -78,6 +79,17 @@ struct Phased {
     std::uint32_t phase = 0;  ///< the phase the next round of work belongs to
     std::uint32_t epoch = 0;  ///< the cursor's epoch: phases so far
   };
+};
+
+/// The persistent kernel of phased app A. `YieldInPhases`: the cooperative form runs each
+/// phase as a coop::for_each loop (workgroups may leave between chunks, inside a phase);
+/// otherwise every form runs a grid-stride loop between resizing barriers (M is stable
+/// between them, so the stride is too) and workgroups leave only at the barriers. The loop is
+/// a separate kernel because it costs registers even where it is not taken.
+template <class A, bool YieldInPhases = false>
+struct Phased : PhasedState<A> {
+  using Params = typename PhasedState<A>::Params;
+  using Transmit = typename PhasedState<A>::Transmit;
 
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
@@ -86,17 +98,18 @@ struct Phased {
       {
         const std::uint64_t items = A::items(t.phase, p.app, t.state);
         if (ctx.global_id() == 0) A::once(t.phase, p.app, t.state);
-        if constexpr (detail::plain_context<Ctx>) {
-          A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
-        } else if (p.grid_stride) {
-          // M is stable between resizing barriers, so the stride is too.
+        if constexpr (!YieldInPhases || detail::plain_context<Ctx>) {
           A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
         } else {
-          // Consecutive phases use consecutive epochs, a resizing barrier between them.
-          const auto visit = [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
-            A::visit(t.phase, p.app, t.state, first, end, stride);
-          };
-          COOP_FOR_EACH_STRIDED(ctx, *p.cursor, t.epoch, 0, items, ctx.local_size(), visit);
+          if (p.grid_stride) {
+            A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
+          } else {
+            // Consecutive phases use consecutive epochs, a resizing barrier between them.
+            const auto visit = [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
+              A::visit(t.phase, p.app, t.state, first, end, stride);
+            };
+            COOP_FOR_EACH_STRIDED(ctx, *p.cursor, t.epoch, 0, items, ctx.local_size(), visit);
+          }
         }
       }
       t.phase = t.phase + 1 == A::kPhases ? 0 : t.phase + 1;
