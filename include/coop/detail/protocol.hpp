@@ -108,15 +108,15 @@ inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 /// Scheduler channel of one job. The scheduler writes only `target` and `suspend` (plain
 /// stores: on the GPU they arrive by copy from the host, so they cannot take part in a CAS);
 /// everything else is written by the workgroups. The membership word, which every barrier
-/// arrival updates atomically, has a line of its own; what a workgroup reads on arriving at a
-/// barrier (release word, target, suspend flag, N) shares another, so that is one request.
+/// arrival updates atomically and every waiter polls, has a line of its own; what workgroup 0
+/// reads before arriving at a resizing barrier (target, suspend flag) and the release word
+/// share another.
 struct Channel {
-  alignas(128) std::uint64_t membership =
-      0;                         ///< M, decisions | leaving, holds | version | arrivals
-  std::uint32_t kill_ready = 0;  ///< workgroups announced for a batch exit (a hint)
-  std::uint32_t finished = 0;    ///< workgroups that returned from the kernel normally
-  std::uint32_t abort = 0;       ///< set when the job must stop (error elsewhere)
-  std::uint32_t suspended = 0;   ///< set by workgroup 0 when a suspension took effect
+  alignas(128) std::uint64_t membership = 0;  ///< the membership word (layout above)
+  std::uint32_t kill_ready = 0;               ///< workgroups announced for a batch exit (a hint)
+  std::uint32_t finished = 0;                 ///< workgroups that returned from the kernel normally
+  std::uint32_t abort = 0;                    ///< set when the job must stop (error elsewhere)
+  std::uint32_t suspended = 0;                ///< set by workgroup 0 when a suspension took effect
 
   /// Written by workgroup 0 to end a held barrier (one whose hold bit was set): the threshold at
   /// and above which ids leave (bits 32-47; kKeepAll: none) and M after the barrier (48-63).
