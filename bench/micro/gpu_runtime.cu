@@ -166,7 +166,7 @@ struct OfferLoop {
       if (p.mode == 1) COOP_OFFER_KILL(ctx);
       if (p.mode == 2) ctx.barrier();
 #if COOP_DEVICE_CODE
-      if (p.mode == 3 && __syncthreads_or(x == 12345.f)) p.sink[0] = 1;  // what offers once used
+      if (p.mode == 3 && __syncthreads_or(x == 12345.f)) p.sink[0] = 1;  // offer_kill's vote alone
 #endif
     }
     if (x == 12345.f) p.sink[0] = x;
