@@ -205,6 +205,13 @@ TEST(Scheduler, SubmittedTasksRunWithoutBlockingTheCaller) {
   EXPECT_EQ(rt->submit_fraction(0.5, [](Task&) {}).record().groups, 4u);
   EXPECT_FALSE(TaskHandle().done());
   EXPECT_THROW(TaskHandle().wait(), std::logic_error);
+  // After the runtime's threads have slept a while, tasks submitted together all run (each on
+  // its own stream on the CUDA backend).
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::vector<TaskHandle> later;
+  for (int i = 0; i < 6; ++i) later.push_back(rt->submit(1, [&](Task&) { ++ran; }));
+  for (auto& h : later) h.wait();
+  EXPECT_EQ(ran.load(), 9);
   atomic_ref<std::uint32_t>(stop).store(1);
   job.wait();
 }

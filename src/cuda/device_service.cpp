@@ -13,7 +13,8 @@ namespace coop::cuda {
 DeviceService::DeviceService(int device) {
   check(cudaSetDevice(device), "selecting the device");
   info_ = describe(device);
-  task_stream_ = create_stream(true, "creating the task stream");
+  task_streams_.push_back(create_stream(true, "creating the task stream"));
+  all_task_streams_ = task_streams_;
   control_stream_ = create_stream(true, "creating the control stream");
   buffers_ = std::make_shared<BufferCache>(device);
   buffers_->set_fence(control_stream_);
@@ -28,8 +29,25 @@ DeviceService::~DeviceService() {
   cv_.notify_all();
   thread_.join();
   buffers_->set_fence(nullptr);  // jobs outliving the runtime give their buffers back later
-  destroy_stream(task_stream_);
+  for (auto* s : all_task_streams_) destroy_stream(s);
   destroy_stream(control_stream_);
+}
+
+CUstream_st* DeviceService::acquire_task_stream() {
+  std::lock_guard lock(streams_mu_);
+  if (task_streams_.empty()) {
+    CUstream_st* s = create_stream(true, "creating a task stream");
+    all_task_streams_.push_back(s);
+    return s;
+  }
+  CUstream_st* s = task_streams_.back();
+  task_streams_.pop_back();
+  return s;
+}
+
+void DeviceService::release_task_stream(CUstream_st* s) {
+  std::lock_guard lock(streams_mu_);
+  task_streams_.push_back(s);
 }
 
 void DeviceService::add(std::shared_ptr<JobCore> job) {

@@ -119,23 +119,27 @@ std::string Runtime::device_name() const {
 }
 
 void Runtime::run_work(std::uint32_t groups, const std::function<void(Task&)>& work) {
-  CUstream_st* stream = nullptr;
 #ifdef COOP_HAVE_CUDA
-  if (cuda_) stream = cuda_->task_stream();
-#endif
-  Task task(groups, backend(), stream);
-#ifdef COOP_HAVE_CUDA
-  try {
-    work(task);
-  } catch (...) {
-    // What it enqueued before throwing still runs on its capacity: wait for it first.
-    if (stream) cudaStreamSynchronize(stream);
-    throw;
+  if (cuda_) {
+    struct Lease {
+      cuda::DeviceService& d;
+      CUstream_st* s;
+      ~Lease() { d.release_task_stream(s); }
+    } lease{*cuda_, cuda_->acquire_task_stream()};
+    Task task(groups, backend(), lease.s);
+    try {
+      work(task);
+    } catch (...) {
+      // What it enqueued before throwing still runs on its capacity: wait for it first.
+      cudaStreamSynchronize(lease.s);
+      throw;
+    }
+    cuda::check(cudaStreamSynchronize(lease.s), "running a task");
+    return;
   }
-  if (stream) cuda::check(cudaStreamSynchronize(stream), "running a task");
-#else
-  work(task);
 #endif
+  Task task(groups, backend(), nullptr);
+  work(task);
 }
 
 Runtime::TaskSize Runtime::size_of_run(std::uint32_t groups) const {

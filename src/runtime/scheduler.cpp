@@ -340,8 +340,10 @@ void Scheduler::set_cap(JobControl* job, std::uint32_t cap) {
 
 void Scheduler::dispatch() {
   std::int64_t free = free_locked();
-  // Waiting tasks first, highest priority first, FIFO within a priority.
-  while (free > 0) {
+  // Waiting tasks first, highest priority first, FIFO within a priority. Not once the runtime
+  // has closed: a request still short then fails, even if capacity comes back meanwhile (the
+  // cancelled jobs end).
+  while (free > 0 && !closed_) {
     Waiter* best = nullptr;
     for (auto& w : waiters_)
       if (w.got < w.need && (!best || w.priority > best->priority ||

@@ -27,8 +27,11 @@ class DeviceService {
 
   int device() const { return info_.index; }
   const DeviceInfo& info() const { return info_; }
-  /// The stream tasks run on (highest priority).
-  CUstream_st* task_stream() const { return task_stream_; }
+  /// A highest-priority stream for one task, its own while it runs: tasks that run at the same
+  /// time (Runtime::submit) do not queue behind each other's kernels or wait for each other's
+  /// at their end. Give it back with release_task_stream.
+  CUstream_st* acquire_task_stream();
+  void release_task_stream(CUstream_st* s);
   /// A non-blocking stream for small host -> device control copies.
   CUstream_st* control_stream() const { return control_stream_; }
   /// Where jobs and interruptible kernels take their buffers and give them back.
@@ -41,7 +44,9 @@ class DeviceService {
  private:
   void loop();
   DeviceInfo info_;
-  CUstream_st* task_stream_ = nullptr;
+  std::mutex streams_mu_;
+  std::vector<CUstream_st*> task_streams_;  // idle ones; created when none is idle
+  std::vector<CUstream_st*> all_task_streams_;
   CUstream_st* control_stream_ = nullptr;
   std::shared_ptr<BufferCache> buffers_;
   std::mutex mu_;
