@@ -13,7 +13,7 @@ kit=build/kit
 rm -rf "$kit"
 mkdir -p "$kit/data"
 cp "$build/coop" "$kit/"
-for b in coop_probe_residency coop_bench_gpu; do [ -x "$build/$b" ] && cp "$build/$b" "$kit/"; done
+for b in coop_probe_residency coop_bench_gpu coop_bench_colocate; do [ -x "$build/$b" ] && cp "$build/$b" "$kit/"; done
 # the installed-package CUDA consumer, when scripts/test.sh (or the same steps by hand) built it
 [ -x build/cuda_consumer/cuda_consumer ] && cp build/cuda_consumer/cuda_consumer "$kit/"
 for t in "$build"/tests/test_*_gpu "$build"/tests/test_cuda_runtime "$build"/tests/test_device_protocol \

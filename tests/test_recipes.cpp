@@ -1,14 +1,16 @@
-// The kernel author's guide's recipes (docs/guide.md; examples/kernels/jacobi.hpp and
-// prime_queue.hpp) give the sequential reference's results under adversarial schedules (random
-// kill / fork / resize decisions, reproducible from the seed) and beside high-priority tasks,
-// so that the guide's code cannot rot.
+// The kernel author's guide's recipes (docs/guide.md; examples/kernels/jacobi.hpp,
+// prime_queue.hpp and persistent_gemm.hpp) give the sequential reference's results under
+// adversarial schedules (random kill / fork / resize decisions, reproducible from the seed) and
+// beside high-priority tasks, so that the guide's code cannot rot.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <thread>
 
 #include "backend.hpp"
 #include "kernels/jacobi.hpp"
+#include "kernels/persistent_gemm.hpp"
 #include "kernels/prime_queue.hpp"
 
 using namespace coop;
@@ -109,4 +111,51 @@ TEST(Recipes, CorrectWhileTasksTakeWorkgroups) {
   if (rt->backend() == Backend::cpu) {
     EXPECT_GT(task_sum, 0u);
   }
+}
+
+// The persistent GEMM (tensor cores on the GPU) equals the exact product under adversarial
+// schedules, over several passes; a stop flag ends a long run early with whole tiles only.
+TEST(PersistentGemmRecipe, AdversarialSchedulesGiveTheExactProduct) {
+  auto rt = test::make_runtime(8);
+  const std::uint64_t n = std::max<std::uint64_t>(2, recipe_seeds() / 2);
+  std::uint64_t kills = 0;
+  for (std::uint64_t seed = 1; seed <= n; ++seed) {
+    const std::uint32_t m = 128 * (1 + std::uint32_t(seed % 3)),
+                        cols = 128 * (1 + std::uint32_t(seed % 2));
+    const std::uint32_t k = 32 * (1 + std::uint32_t(seed % 4)),
+                        passes = 1 + std::uint32_t(seed % 3);
+    const std::uint32_t threads = test::kOnGpu ? 256 : 1 + std::uint32_t(seed % 4);
+    PersistentGemmBuffers::check_threads(threads, test::kOnGpu);
+    PersistentGemmBuffers b(m, cols, k, passes, seed);
+    b.a.to_device();
+    b.b.to_device();
+    auto job = rt->launch<PersistentGemm>({.max_groups = 1 + std::uint32_t(seed % 8),
+                                           .threads = threads,
+                                           .policy = test::adversarial(seed)},
+                                          b.params());
+    job.wait();
+    ASSERT_EQ(*b.done, b.tiles() * passes) << "seed " << seed;
+    ASSERT_EQ(b.c.to_vector(), b.reference_rows(0, m)) << "seed " << seed;
+    kills += job.stats().kills;
+  }
+  EXPECT_GT(kills, 0u);
+
+  // Stopped: the job ends early, and every tile it counted is whole.
+  PersistentGemmBuffers b(256, 256, 64, 1000000, 7);
+  Managed<std::uint32_t> stop;
+  auto job = rt->launch<PersistentGemm>({.max_groups = 4, .threads = test::kOnGpu ? 256u : 2u},
+                                        b.params(stop.get()));
+  while (atomic_ref<std::uint64_t>(*b.done).load() < 8) std::this_thread::yield();
+  atomic_ref<std::uint32_t>(*stop).store(1);
+  job.wait();
+  EXPECT_LT(*b.done, b.tiles() * 1000000);
+  EXPECT_EQ(b.c.to_vector(), b.reference_rows(0, 256));
+}
+
+TEST(PersistentGemmRecipe, RejectsShapesItCannotTile) {
+  EXPECT_THROW(PersistentGemmBuffers(100, 128, 32, 1), std::invalid_argument);
+  EXPECT_THROW(PersistentGemmBuffers(128, 128, 33, 1), std::invalid_argument);
+  EXPECT_THROW(PersistentGemmBuffers(128, 128, 32, 0), std::invalid_argument);
+  EXPECT_THROW(PersistentGemmBuffers::check_threads(128, true), std::invalid_argument);
+  EXPECT_NO_THROW(PersistentGemmBuffers::check_threads(3, false));
 }

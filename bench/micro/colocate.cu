@@ -1,0 +1,654 @@
+// Co-location on one GPU: a long-running persistent GEMM (examples/kernels/persistent_gemm.hpp,
+// tensor cores) in the background and a Poisson stream of inference-like requests (four cuBLAS
+// GEMMs, each followed by an elementwise kernel) in the foreground, under the mechanisms a user
+// would pick: stream priority only (the GEMM as a plain persistent kernel, the requests on the
+// highest-priority stream), green contexts (static SM splits through the driver API), and coop
+// (the GEMM as a cooperative job, each request a task asking for half or nearly all of the
+// device). Latency is measured from each request's arrival (queueing included); the background's
+// throughput is tiles per second as a fraction of the plain kernel alone on the whole device.
+// Both sides' results are checked after each run, off the measured loop.
+//
+// usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
+//                            [--only gemm|colocate]
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "gpu_setup.hpp"
+#include "kernels/persistent_gemm.hpp"
+
+using namespace coop;
+using examples::PersistentGemm;
+using json = nlohmann::json;
+using clk = std::chrono::steady_clock;
+using micro::Stat;
+
+namespace {
+
+double ms_since(clk::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
+}
+
+void check_blas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
+}
+
+// ------------------------------------------------------------------ the background GEMM
+
+// The same tile loop as the cooperative kernel, without its primitives: what a user runs today.
+__global__ void __launch_bounds__(256) gemm_plain(PersistentGemm::Params p) {
+  __shared__ PersistentGemm::Shared sh;
+  __shared__ std::uint64_t claimed;
+  for (;;) {
+    if (threadIdx.x == 0) claimed = PersistentGemm::claim(p);
+    __syncthreads();
+    const std::uint64_t t = claimed;
+    if (t >= p.total) return;
+    PersistentGemm::tile(p, t % p.tiles, sh, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+    if (threadIdx.x == 0) atomicAdd(reinterpret_cast<unsigned long long*>(p.done), 1ull);
+    __syncthreads();  // every thread has read `claimed` before thread 0 claims again
+  }
+}
+
+struct Gemm {
+  std::uint32_t m, n, k;
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  std::uint64_t* counters = nullptr;  // next, done
+  std::uint32_t* stop = nullptr;
+  cudaStream_t io = nullptr;        // reads and writes beside the running kernel
+  std::uint64_t* staged = nullptr;  // pinned: copies of pageable memory may wait for kernels
+  std::vector<float> ha, hb;
+
+  Gemm(std::uint32_t m_, std::uint32_t n_, std::uint32_t k_) : m(m_), n(n_), k(k_) {
+    examples::PersistentGemmBuffers::check(m, n, k, 1);
+    std::mt19937_64 rng(11);
+    std::uniform_int_distribution<int> d(-2, 2);
+    ha.resize(std::size_t(m) * k);
+    hb.resize(std::size_t(k) * n);
+    for (auto& x : ha) x = float(d(rng));
+    for (auto& x : hb) x = float(d(rng));
+    CK(cudaMalloc(&a, ha.size() * 4));
+    CK(cudaMalloc(&b, hb.size() * 4));
+    CK(cudaMalloc(&c, std::size_t(m) * n * 4));
+    CK(cudaMalloc(&counters, 2 * sizeof(std::uint64_t)));
+    CK(cudaMalloc(&stop, sizeof(std::uint32_t)));
+    CK(cudaMemcpy(a, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaStreamCreateWithFlags(&io, cudaStreamNonBlocking));
+    CK(cudaMallocHost(&staged, 2 * sizeof(std::uint64_t)));
+  }
+  ~Gemm() {
+    cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(counters), cudaFree(stop);
+    cudaFreeHost(staged);
+    cudaStreamDestroy(io);
+  }
+  std::uint64_t tiles() const { return std::uint64_t(m / 128) * (n / 128); }
+  double tile_flops() const { return 2.0 * 128 * 128 * k; }
+  /// Fresh cursor, counters and stop flag; `passes` passes (a large number: until stopped).
+  PersistentGemm::Params arm(std::uint64_t passes) {
+    CK(cudaMemsetAsync(counters, 0, 2 * sizeof(std::uint64_t), io));
+    CK(cudaMemsetAsync(stop, 0, sizeof(std::uint32_t), io));
+    CK(cudaMemsetAsync(c, 0, std::size_t(m) * n * 4, io));
+    CK(cudaStreamSynchronize(io));
+    return {a, b, c, m, n, k, tiles(), tiles() * passes, counters, counters + 1, stop};
+  }
+  std::uint64_t done() {
+    CK(cudaMemcpyAsync(staged, counters + 1, sizeof(std::uint64_t), cudaMemcpyDeviceToHost, io));
+    CK(cudaStreamSynchronize(io));
+    return staged[0];
+  }
+  void request_stop() {
+    staged[1] = 1;
+    CK(cudaMemcpyAsync(stop, &staged[1], sizeof(std::uint32_t), cudaMemcpyHostToDevice, io));
+    CK(cudaStreamSynchronize(io));
+  }
+  /// Two rows of C against a serial product (exact: small integers). Needs every tile done once.
+  bool check() {
+    for (std::uint32_t r : {0u, m - 1}) {
+      std::vector<float> row(n);
+      CK(cudaMemcpy(row.data(), c + std::size_t(r) * n, n * 4, cudaMemcpyDeviceToHost));
+      for (std::uint32_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (std::uint32_t x = 0; x < k; ++x)
+          s += double(ha[std::size_t(r) * k + x]) * double(hb[std::size_t(x) * n + j]);
+        if (float(s) != row[j]) return false;
+      }
+    }
+    return true;
+  }
+};
+
+/// The plain GEMM as users run it in the background: one persistent launch per product, launched
+/// again as soon as the last one ends, on `stream`, until stopped. A higher-priority kernel can
+/// start only when a launch's blocks drain (it cannot displace them).
+class PlainBackground {
+ public:
+  PlainBackground(Gemm& g, cudaStream_t s, int grid) : g_(g), s_(s) {
+    PersistentGemm::Params p = g.arm(1);
+    thread_ = std::thread([this, p, grid] {
+      while (!stop_.load()) {
+        if (cudaMemsetAsync(p.next, 0, sizeof(std::uint64_t), s_) != cudaSuccess) break;
+        gemm_plain<<<grid, 256, 0, s_>>>(p);
+        if (cudaStreamSynchronize(s_) != cudaSuccess) break;
+        ++launches_;
+      }
+    });
+  }
+  /// Stops after the launch in flight; checks the product.
+  std::uint64_t finish() {
+    stop_.store(true);
+    thread_.join();
+    CK(cudaStreamSynchronize(s_));
+    if (!g_.check()) throw std::runtime_error("the background GEMM's product is wrong");
+    return launches_;
+  }
+  ~PlainBackground() {
+    if (thread_.joinable()) {
+      stop_.store(true);
+      thread_.join();
+    }
+  }
+
+ private:
+  Gemm& g_;
+  cudaStream_t s_;
+  std::atomic<bool> stop_{false};
+  std::uint64_t launches_ = 0;
+  std::thread thread_;
+};
+
+int plain_grid(int sms) {
+  int occ = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gemm_plain, 256, 0));
+  return occ * sms;
+}
+
+// ------------------------------------------------------------------ the requests
+
+__global__ void squash(float* x, std::size_t count) {
+  // ReLU, then mod 3: keeps the activations small integers, so every layer's sums are exact and
+  // the result does not depend on how cuBLAS orders them (it may pick other kernels on fewer SMs).
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    x[i] = fmodf(fmaxf(x[i], 0.f), 3.f);
+}
+
+struct Request {
+  static constexpr int kBatch = 512, kHidden = 2048, kLayers = 4;
+  float* x = nullptr;
+  float* w[kLayers] = {};
+  float* h[2] = {};
+  cublasHandle_t handle = nullptr;
+  std::vector<float> hx, hw[kLayers];
+
+  Request() {
+    std::mt19937_64 rng(5);
+    std::uniform_int_distribution<int> d(-1, 1);
+    hx.resize(std::size_t(kBatch) * kHidden);
+    for (auto& v : hx) v = float(d(rng));
+    CK(cudaMalloc(&x, hx.size() * 4));
+    CK(cudaMemcpy(x, hx.data(), hx.size() * 4, cudaMemcpyHostToDevice));
+    for (int l = 0; l < kLayers; ++l) {
+      hw[l].resize(std::size_t(kHidden) * kHidden);
+      for (auto& v : hw[l]) v = float(d(rng));
+      CK(cudaMalloc(&w[l], hw[l].size() * 4));
+      CK(cudaMemcpy(w[l], hw[l].data(), hw[l].size() * 4, cudaMemcpyHostToDevice));
+    }
+    for (auto& p : h) CK(cudaMalloc(&p, hx.size() * 4));
+    check_blas(cublasCreate(&handle), "creating the cuBLAS handle");
+  }
+  ~Request() {
+    cublasDestroy(handle);
+    cudaFree(x);
+    for (auto* p : w) cudaFree(p);
+    for (auto* p : h) cudaFree(p);
+  }
+  /// Enqueues one request on `s` (row-major H' = squash(H W), as column-major H'^T = W^T H^T).
+  void enqueue(cudaStream_t s) {
+    check_blas(cublasSetStream(handle, s), "setting the request's stream");
+    const float one = 1, zero = 0;
+    const float* in = x;
+    for (int l = 0; l < kLayers; ++l) {
+      float* out = h[l % 2];
+      check_blas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kHidden, kBatch, kHidden, &one, w[l],
+                             kHidden, in, kHidden, &zero, out, kHidden),
+                 "a request's GEMM");
+      squash<<<256, 256, 0, s>>>(out, std::size_t(kBatch) * kHidden);
+      in = out;
+    }
+  }
+  void run(cudaStream_t s) {
+    enqueue(s);
+    CK(cudaStreamSynchronize(s));
+  }
+  /// The last output's first and last rows against a serial forward pass.
+  bool check() {
+    const float* out = h[(kLayers - 1) % 2];
+    for (int r : {0, kBatch - 1}) {
+      std::vector<double> act(hx.begin() + std::size_t(r) * kHidden,
+                              hx.begin() + std::size_t(r + 1) * kHidden);
+      for (int l = 0; l < kLayers; ++l) {
+        std::vector<double> next(kHidden, 0.0);
+        for (int i = 0; i < kHidden; ++i)
+          for (int j = 0; j < kHidden; ++j) next[j] += act[i] * hw[l][std::size_t(i) * kHidden + j];
+        for (auto& v : next) v = std::fmod(std::max(v, 0.0), 3.0);
+        act = next;
+      }
+      std::vector<float> got(kHidden);
+      CK(cudaMemcpy(got.data(), out + std::size_t(r) * kHidden, kHidden * 4,
+                    cudaMemcpyDeviceToHost));
+      for (int j = 0; j < kHidden; ++j)
+        if (float(act[j]) != got[j]) return false;
+    }
+    return true;
+  }
+};
+
+// ------------------------------------------------------------------ green contexts
+
+// The driver's green-context calls, found at run time (the program links only the runtime).
+struct Driver {
+  CUresult (*get_resource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*split)(CUdevResource*, unsigned*, const CUdevResource*, CUdevResource*, unsigned,
+                    unsigned) = nullptr;
+  CUresult (*desc)(CUdevResourceDesc*, CUdevResource*, unsigned) = nullptr;
+  CUresult (*create)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned) = nullptr;
+  CUresult (*destroy)(CUgreenCtx) = nullptr;
+  CUresult (*stream)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
+  bool ok = false;
+
+  Driver() {
+    auto get = [&](const char* name, auto& fn) {
+      cudaDriverEntryPointQueryResult q{};
+      void* p = nullptr;
+      if (cudaGetDriverEntryPointByVersion(name, &p, CUDA_VERSION, cudaEnableDefault, &q) !=
+              cudaSuccess ||
+          q != cudaDriverEntryPointSuccess)
+        return false;
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      return true;
+    };
+    ok = get("cuDeviceGetDevResource", get_resource) && get("cuDevSmResourceSplitByCount", split) &&
+         get("cuDevResourceGenerateDesc", desc) && get("cuGreenCtxCreate", create) &&
+         get("cuGreenCtxDestroy", destroy) && get("cuGreenCtxStreamCreate", stream);
+  }
+};
+
+void check_cu(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error(std::string(what) + ": CUresult " + std::to_string(int(r)));
+}
+
+/// Two green contexts: `part` SMs for the requests and the rest for the background.
+struct GreenSplit {
+  const Driver& d;
+  CUgreenCtx part_ctx = nullptr, rest_ctx = nullptr;
+  CUstream part = nullptr, rest = nullptr;
+  unsigned part_sms = 0, rest_sms = 0;
+
+  GreenSplit(const Driver& drv, int device, unsigned want, int request_priority) : d(drv) {
+    CUdevResource all{}, p{}, r{};
+    check_cu(d.get_resource(CUdevice(device), &all, CU_DEV_RESOURCE_TYPE_SM), "reading the SMs");
+    unsigned groups = 1;
+    check_cu(d.split(&p, &groups, &all, &r, 0, want), "splitting the SMs");
+    if (groups < 1) throw std::runtime_error("the driver refused the split");
+    CUdevResourceDesc dp{}, dr{};
+    check_cu(d.desc(&dp, &p, 1), "describing a split");
+    check_cu(d.desc(&dr, &r, 1), "describing a split");
+    check_cu(d.create(&part_ctx, dp, CUdevice(device), CU_GREEN_CTX_DEFAULT_STREAM),
+             "a green context");
+    check_cu(d.create(&rest_ctx, dr, CUdevice(device), CU_GREEN_CTX_DEFAULT_STREAM),
+             "a green context");
+    check_cu(d.stream(&part, part_ctx, CU_STREAM_NON_BLOCKING, request_priority), "a green stream");
+    check_cu(d.stream(&rest, rest_ctx, CU_STREAM_NON_BLOCKING, 0), "a green stream");
+    part_sms = p.sm.smCount;
+    rest_sms = r.sm.smCount;
+  }
+  ~GreenSplit() {
+    cudaStreamDestroy(reinterpret_cast<cudaStream_t>(part));
+    cudaStreamDestroy(reinterpret_cast<cudaStream_t>(rest));
+    d.destroy(part_ctx);
+    d.destroy(rest_ctx);
+  }
+};
+
+// ------------------------------------------------------------------ one co-location run
+
+struct Latencies {
+  std::vector<double> ms;
+  double busy_ms = 0;  // the requests' service time
+  double span_ms = 0;  // first arrival to last completion (past the window when a queue built)
+};
+
+/// Poisson arrivals at `load` (fraction of the device's time a request alone would take: rate =
+/// load / alone_ms) for `seconds`; each request is served FIFO by `serve` (blocking), and its
+/// latency counts from its arrival.
+Latencies poisson(double load, double alone_ms, double seconds, std::uint64_t seed,
+                  const std::function<void()>& serve) {
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(load / alone_ms);  // per ms
+  Latencies out;
+  const auto t0 = clk::now();
+  double arrive = gap(rng);
+  while (arrive < seconds * 1e3) {
+    const auto at = t0 + std::chrono::duration_cast<clk::duration>(
+                             std::chrono::duration<double, std::milli>(arrive));
+    // Sleep to ~100 us before the arrival, then spin: the request starts on time.
+    if (at - clk::now() > std::chrono::microseconds(200))
+      std::this_thread::sleep_for(at - clk::now() - std::chrono::microseconds(100));
+    while (clk::now() < at) {
+    }
+    const auto start = clk::now();
+    serve();
+    const auto end = clk::now();
+    out.ms.push_back(std::chrono::duration<double, std::milli>(end - at).count());
+    out.busy_ms += std::chrono::duration<double, std::milli>(end - start).count();
+    arrive += gap(rng);
+  }
+  out.span_ms = ms_since(t0);
+  return out;
+}
+
+json lat_json(std::vector<double> v) {
+  const bench::Percentiles p(std::move(v));
+  return {{"p50", p.median()},
+          {"p99", p.at(0.99)},
+          {"p999", p.at(0.999)},
+          {"max", p.max()},
+          {"n", p.n()}};
+}
+
+struct Options {
+  std::string json_path, only;
+  double seconds = 2;
+  std::uint32_t m = 8192, n = 8192, k = 2048;
+  std::vector<double> loads{0.1, 0.3, 0.6};
+  std::string command;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--json") {
+      o.json_path = value();
+    } else if (a == "--only") {
+      o.only = value();
+      if (o.only != "gemm" && o.only != "colocate")
+        throw std::invalid_argument("--only takes gemm or colocate");
+    } else if (a == "--seconds") {
+      o.seconds = std::stod(value());
+      if (!(o.seconds > 0)) throw std::invalid_argument("--seconds must be positive");
+    } else if (a == "--gemm") {
+      const std::string v = value();
+      if (std::sscanf(v.c_str(), "%ux%ux%u", &o.m, &o.n, &o.k) != 3)
+        throw std::invalid_argument("--gemm takes MxNxK, e.g. 8192x8192x2048");
+    } else if (a == "--loads") {
+      o.loads.clear();
+      std::stringstream ss(value());
+      for (std::string x; std::getline(ss, x, ',');) {
+        o.loads.push_back(std::stod(x));
+        if (!(o.loads.back() > 0 && o.loads.back() < 1))
+          throw std::invalid_argument("--loads are fractions in (0, 1)");
+      }
+    } else {
+      throw std::invalid_argument(
+          "usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] "
+          "[--loads 0.1,0.3,0.6] [--only gemm|colocate]");
+    }
+  }
+  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return micro::run_main([&] {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows through a pipe
+    const Options o = parse(argc, argv);
+    micro::GpuSetup gpu;
+    Runtime& rt = gpu.rt;
+    const int sms = gpu.prop.multiProcessorCount;
+    int least = 0, greatest = 0;
+    CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t high = nullptr, low = nullptr;
+    CK(cudaStreamCreateWithPriority(&high, cudaStreamNonBlocking, greatest));
+    CK(cudaStreamCreateWithPriority(&low, cudaStreamNonBlocking, least));
+    json out = {{"device", gpu.prop.name},
+                {"sms", sms},
+                {"date", gpu.date},
+                {"command", o.command},
+                {"gemm", {{"m", o.m}, {"n", o.n}, {"k", o.k}}}};
+    std::printf("coop co-location on %s (%d SMs), %s\n", gpu.prop.name, sms, gpu.date.c_str());
+    Gemm g(o.m, o.n, o.k);
+    const std::uint64_t forever = 1u << 30;  // passes: the runs end by the stop flag
+
+    // The background alone on the whole device: tiles per second over a window, both forms.
+    auto plain_on = [&](cudaStream_t s, int grid) {
+      gemm_plain<<<grid, 256, 0, s>>>(g.arm(forever));
+      CK(cudaGetLastError());
+    };
+    auto window_rate = [&](const std::function<void()>& during) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the first tiles
+      const std::uint64_t d0 = g.done();
+      const auto t0 = clk::now();
+      during();
+      const double ms = ms_since(t0);
+      return double(g.done() - d0) / (ms / 1e3);
+    };
+    auto sleep_for = [](double seconds) {
+      return [seconds] { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); };
+    };
+    auto finish_plain = [&](cudaStream_t s) {
+      g.request_stop();
+      CK(cudaStreamSynchronize(s));
+      if (!g.check()) throw std::runtime_error("the background GEMM's product is wrong");
+    };
+    auto start_coop = [&] { return rt.launch<PersistentGemm>({.threads = 256}, g.arm(forever)); };
+    auto finish_coop = [&](Job& job) {
+      g.request_stop();
+      job.wait();
+      if (!g.check()) throw std::runtime_error("the cooperative GEMM's product is wrong");
+    };
+
+    const int full_grid = plain_grid(sms);
+    std::printf("the GEMM alone: plain kernel (grid %d), cooperative job, cuBLAS...\n", full_grid);
+    plain_on(low, full_grid);
+    const double single_rate = window_rate(sleep_for(o.seconds));  // one launch, forever
+    finish_plain(low);
+    double plain_rate = 0;  // one launch per product, back to back: the background alone
+    {
+      PlainBackground bg(g, low, full_grid);
+      plain_rate = window_rate(sleep_for(o.seconds));
+      bg.finish();
+    }
+    Job probe = start_coop();
+    const std::uint32_t coop_n = probe.max_groups();
+    const double coop_rate = window_rate(sleep_for(o.seconds));
+    finish_coop(probe);
+    // cuBLAS on the same shape (TF32 tensor cores), for scale.
+    double cublas_tflops = 0;
+    {
+      cublasHandle_t h;
+      check_blas(cublasCreate(&h), "cuBLAS");
+      check_blas(cublasSetStream(h, low), "cuBLAS stream");
+      const float one = 1, zero = 0;
+      auto gemm = [&] {
+        check_blas(
+            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(o.n), int(o.m), int(o.k), &one, g.b,
+                         CUDA_R_32F, int(o.n), g.a, CUDA_R_32F, int(o.k), &zero, g.c, CUDA_R_32F,
+                         int(o.n), CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT),
+            "cuBLAS GEMM");
+      };
+      gemm();
+      CK(cudaStreamSynchronize(low));
+      const int reps = 10;
+      const auto t0 = clk::now();
+      for (int r = 0; r < reps; ++r) gemm();
+      CK(cudaStreamSynchronize(low));
+      cublas_tflops = 2.0 * o.m * o.n * o.k * reps / (ms_since(t0) / 1e3) / 1e12;
+      cublasDestroy(h);
+    }
+    const double plain_tflops = single_rate * g.tile_flops() / 1e12;
+    const double relaunched_tflops = plain_rate * g.tile_flops() / 1e12;
+    const double coop_tflops = coop_rate * g.tile_flops() / 1e12;
+    std::printf(
+        "persistent GEMM %ux%ux%u alone: plain %.1f TFLOP/s (grid %d), cooperative %.1f "
+        "(N %u, %.3f of plain), cuBLAS TF32 %.1f; one tile %.1f us per workgroup\n",
+        o.m, o.n, o.k, plain_tflops, full_grid, coop_tflops, coop_n, coop_tflops / plain_tflops,
+        cublas_tflops, 1e6 / (single_rate / full_grid));
+    std::printf(
+        "  relaunched once per product (%.1f ms each): %.1f TFLOP/s, the background alone\n",
+        g.tiles() / plain_rate * 1e3, relaunched_tflops);
+    out["gemm"].update({{"plain_tflops", plain_tflops},
+                        {"plain_grid", full_grid},
+                        {"cooperative_tflops", coop_tflops},
+                        {"cooperative_groups", coop_n},
+                        {"cooperative_over_plain", coop_tflops / plain_tflops},
+                        {"cublas_tf32_tflops", cublas_tflops},
+                        {"relaunched_tflops", relaunched_tflops},
+                        {"product_ms", g.tiles() / plain_rate * 1e3},
+                        {"tile_us_per_workgroup", 1e6 / (single_rate / full_grid)}});
+    if (o.only == "gemm") {
+      if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(2) << "\n";
+      return 0;
+    }
+
+    // The request alone (whole device, idle).
+    Request req;
+    req.run(high);
+    std::vector<double> alone;
+    for (int r = 0; r < 300; ++r) {
+      const auto t0 = clk::now();
+      req.run(high);
+      alone.push_back(ms_since(t0));
+    }
+    if (!req.check()) throw std::runtime_error("the request's output is wrong (alone)");
+    const bench::Percentiles alone_p(alone);
+    const double e_ms = alone_p.median(), alone_p99 = alone_p.at(0.99);
+    const double slo_ms = 1.2 * alone_p99 + 0.060;
+    std::printf("request alone: p50 %.3f ms, p99 %.3f ms; SLO bound 1.2 x p99 + 60 us = %.3f ms\n",
+                e_ms, alone_p99, slo_ms);
+    out["request"] = {{"layers", Request::kLayers},
+                      {"batch", Request::kBatch},
+                      {"hidden", Request::kHidden},
+                      {"alone_ms", lat_json(alone)},
+                      {"slo_ms", slo_ms}};
+
+    Driver drv;
+    json rows = json::array();
+    std::uint64_t seed = 1;
+    auto record = [&](const std::string& mech, double load, const Latencies& l, double rate,
+                      json extra) {
+      const bench::Percentiles p(l.ms);
+      std::size_t met = 0;
+      for (double x : l.ms) met += x <= slo_ms;
+      json row = {{"mechanism", mech},
+                  {"load", load},
+                  {"latency_ms", lat_json(l.ms)},
+                  {"p99_over_alone_p99", p.at(0.99) / alone_p99},
+                  {"slo_attainment", l.ms.empty() ? 0.0 : double(met) / double(l.ms.size())},
+                  {"request_busy_fraction", l.span_ms > 0 ? l.busy_ms / l.span_ms : 0.0},
+                  {"span_ms", l.span_ms},
+                  {"background_fraction_of_alone", rate / plain_rate}};
+      row.update(extra);
+      std::printf(
+          "  %-22s load %.1f: request p50 %8.3f p99 %8.3f p99.9 %8.3f ms (%6.1fx alone p99), "
+          "SLO %5.1f%%, background %.3f of alone\n",
+          mech.c_str(), load, p.median(), p.at(0.99), p.at(0.999), p.at(0.99) / alone_p99,
+          100.0 * row["slo_attainment"].get<double>(), rate / plain_rate);
+      std::fflush(stdout);
+      rows.push_back(row);
+    };
+
+    for (double load : o.loads) {
+      // Stream priority only: the plain persistent GEMM on the low-priority stream.
+      {
+        PlainBackground bg(g, low, full_grid);
+        Latencies l;
+        const double rate = window_rate(
+            [&] { l = poisson(load, e_ms, o.seconds, seed++, [&] { req.run(high); }); });
+        bg.finish();
+        if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        record("stream-priority", load, l, rate, json::object());
+      }
+      // Green contexts: a static split, requests on `part` SMs, the GEMM on the rest.
+      for (unsigned part : {16u, 32u, 64u}) {
+        const std::string mech = "green-ctx-" + std::to_string(part);
+        if (!drv.ok) {
+          rows.push_back({{"mechanism", mech}, {"load", load}, {"error", "no green contexts"}});
+          continue;
+        }
+        try {
+          GreenSplit split(drv, 0, part, greatest);
+          auto rest = reinterpret_cast<cudaStream_t>(split.rest);
+          auto part_stream = reinterpret_cast<cudaStream_t>(split.part);
+          req.run(part_stream);  // warm: cuBLAS on this context
+          PlainBackground bg(g, rest, plain_grid(int(split.rest_sms)));
+          Latencies l;
+          const double rate = window_rate(
+              [&] { l = poisson(load, e_ms, o.seconds, seed++, [&] { req.run(part_stream); }); });
+          bg.finish();
+          if (!req.check()) throw std::runtime_error("the request's output is wrong");
+          record(mech, load, l, rate,
+                 {{"request_sms", split.part_sms}, {"background_sms", split.rest_sms}});
+        } catch (const std::exception& e) {
+          std::printf("  %-22s load %.1f: %s\n", mech.c_str(), load, e.what());
+          rows.push_back({{"mechanism", mech}, {"load", load}, {"error", e.what()}});
+        }
+      }
+      // coop: the GEMM as a cooperative job, each request a task for half or nearly all of it.
+      for (double share : {0.5, 1.0}) {
+        Job job = start_coop();
+        const double fraction = share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : share;
+        const std::string mech = share == 1.0 ? "coop-whole" : "coop-half";
+        Latencies l;
+        std::vector<double> gathers;
+        const double rate = window_rate([&] {
+          l = poisson(load, e_ms, o.seconds, seed++, [&] {
+            const TaskRecord r = rt.run_fraction(
+                fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1);
+            gathers.push_back(r.gather_ms());
+          });
+        });
+        const JobStats st = job.stats();
+        finish_coop(job);
+        if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        record(mech, load, l, rate,
+               {{"fraction", fraction},
+                {"groups", job.max_groups()},
+                {"gather_ms", lat_json(gathers)},
+                {"kills", st.kills},
+                {"forked_groups", st.forked_groups}});
+      }
+    }
+    out["rows"] = rows;
+    out["background_alone_tiles_per_s"] = plain_rate;
+    if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(2) << "\n";
+    CK(cudaStreamDestroy(high));
+    CK(cudaStreamDestroy(low));
+    return 0;
+  });
+}
