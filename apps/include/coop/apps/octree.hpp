@@ -124,6 +124,21 @@ struct Octree {
       work_on_slice(ctx, p, record);
   }
 
+  /// Moves particles [lo, hi) of `cell` to their octants' places (sh.cursor): leaves to p.out,
+  /// the rest to the next level's buffer; fenced, so that the children can be published.
+  COOP_HD static void scatter(const Params& p, Shared& sh, const OctreeNode& cell, std::uint32_t lo,
+                              std::uint32_t hi, std::uint32_t lid, std::uint32_t threads) {
+    const Particle* src = p.buf[cell.depth % 2];
+    Particle* next = p.buf[(cell.depth + 1) % 2];
+    for (std::uint32_t i = lo + lid; i < hi; i += threads) {
+      const std::uint32_t k = octant(src[i], cell);
+      const std::uint32_t at =
+          atomic_ref<std::uint32_t>(sh.cursor[k]).fetch_add(1, memory_order::relaxed);
+      ((sh.leaf_mask >> k) & 1 ? p.out : next)[at] = src[i];
+    }
+    thread_fence();  // the scattered particles before the children are published
+  }
+
   /// Claims the next slice of split record `b` and counts or scatters it.
   template <class Ctx>
   COOP_HD static void work_on_slice(Ctx& ctx, const Params& p, std::uint32_t b) {
@@ -199,14 +214,7 @@ struct Octree {
       sh.leaf_mask = r.leaf_mask;
     }
     ctx.barrier();
-    Particle* next = p.buf[(cell.depth + 1) % 2];
-    for (std::uint32_t i = lo + lid; i < hi; i += threads) {
-      const std::uint32_t k = octant(src[i], cell);
-      const std::uint32_t at =
-          atomic_ref<std::uint32_t>(sh.cursor[k]).fetch_add(1, memory_order::relaxed);
-      ((sh.leaf_mask >> k) & 1 ? p.out : next)[at] = src[i];
-    }
-    thread_fence();  // the scattered particles before the children are published
+    scatter(p, sh, cell, lo, hi, lid, threads);
     ctx.barrier();
     if (lid != 0) return;
     // acq_rel: the last slice publishes the children after every slice's particles.
@@ -260,14 +268,7 @@ struct Octree {
     }
     ctx.barrier();
     if (sh.first + 8 > p.node_capacity) return;
-    Particle* next = p.buf[(cell.depth + 1) % 2];
-    for (std::uint32_t i = cell.begin + lid; i < cell.end; i += threads) {
-      const std::uint32_t k = octant(src[i], cell);
-      const std::uint32_t at =
-          atomic_ref<std::uint32_t>(sh.cursor[k]).fetch_add(1, memory_order::relaxed);
-      ((sh.leaf_mask >> k) & 1 ? p.out : next)[at] = src[i];
-    }
-    thread_fence();  // the scattered particles before the children are published
+    scatter(p, sh, cell, cell.begin, cell.end, lid, threads);
     ctx.barrier();
     if (lid == 0) {
       std::uint32_t leaves = 0;
