@@ -6,13 +6,17 @@
 // (the GEMM as a cooperative job, each request a task asking for half or nearly all of the
 // device). Latency is measured from each request's arrival (queueing included); the background's
 // throughput is tiles per second as a fraction of the plain kernel alone on the whole device.
-// Both sides' results are checked after each run, off the measured loop.
+// Both sides' results are checked after each run, off the measured loop. `--only processes`
+// runs the two sides as two processes instead: time slicing, and MPS with the background limited
+// to 50 % or 75 % of the SMs (an MPS daemon with a private pipe directory, started and stopped
+// by this run).
 //
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
-//                            [--only gemm|colocate]
+//                            [--only gemm|colocate|processes]
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +24,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -366,6 +372,13 @@ Latencies poisson(double load, double alone_ms, double seconds, std::uint64_t se
   return out;
 }
 
+/// Every latency, rounded to the microsecond (for CDFs).
+json samples_json(const std::vector<double>& ms) {
+  json a = json::array();
+  for (double x : ms) a.push_back(std::round(x * 1e3) / 1e3);
+  return a;
+}
+
 json lat_json(std::vector<double> v) {
   const bench::Percentiles p(std::move(v));
   return {{"p50", p.median()},
@@ -381,6 +394,11 @@ struct Options {
   std::uint32_t m = 8192, n = 8192, k = 2048;
   std::vector<double> loads{0.1, 0.3, 0.6};
   std::string command;
+  // A child process of `--only processes` (internal options).
+  std::string role;                       // "alone" | "background" | "requests"
+  std::int64_t start_ns = 0, end_ns = 0;  // steady-clock window shared by the two children
+  double load = 0, alone_ms = 0, slo_ms = 0;
+  std::uint64_t seed = 1;
 };
 
 Options parse(int argc, char** argv) {
@@ -395,8 +413,8 @@ Options parse(int argc, char** argv) {
       o.json_path = value();
     } else if (a == "--only") {
       o.only = value();
-      if (o.only != "gemm" && o.only != "colocate")
-        throw std::invalid_argument("--only takes gemm or colocate");
+      if (o.only != "gemm" && o.only != "colocate" && o.only != "processes")
+        throw std::invalid_argument("--only takes gemm, colocate or processes");
     } else if (a == "--seconds") {
       o.seconds = std::stod(value());
       if (!(o.seconds > 0)) throw std::invalid_argument("--seconds must be positive");
@@ -412,22 +430,265 @@ Options parse(int argc, char** argv) {
         if (!(o.loads.back() > 0 && o.loads.back() < 1))
           throw std::invalid_argument("--loads are fractions in (0, 1)");
       }
+    } else if (a == "--role") {
+      o.role = value();
+    } else if (a == "--window") {
+      if (std::sscanf(value().c_str(), "%ld,%ld", &o.start_ns, &o.end_ns) != 2)
+        throw std::invalid_argument("--window takes START_NS,END_NS");
+    } else if (a == "--load") {
+      o.load = std::stod(value());
+    } else if (a == "--alone-ms") {
+      o.alone_ms = std::stod(value());
+    } else if (a == "--slo-ms") {
+      o.slo_ms = std::stod(value());
+    } else if (a == "--seed") {
+      o.seed = std::stoull(value());
     } else {
       throw std::invalid_argument(
           "usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] "
-          "[--loads 0.1,0.3,0.6] [--only gemm|colocate]");
+          "[--loads 0.1,0.3,0.6] [--only gemm|colocate|processes]");
     }
   }
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
   return o;
 }
 
+
+/// The job's M over time, [ms since its first point, M], at most 4,000 points.
+json m_timeline(const JobStats& st) {
+  json a = json::array();
+  for (const auto& pt : st.timeline) {
+    if (a.size() == 4000) break;
+    a.push_back({std::round((pt.t_ms - st.timeline.front().t_ms) * 1e3) / 1e3, pt.active});
+  }
+  return a;
+}
+
+// ------------------------------------------------------------------ several processes
+
+// `--only processes`: the background and the requests in two processes, as users share a GPU
+// between programs: time slicing (the driver switches between the two contexts) and MPS with
+// the background limited to a share of the SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). The parent
+// makes no CUDA context; each child prints one JSON line.
+
+double slo_share(const std::vector<double>& ms, double slo_ms) {
+  std::size_t met = 0;
+  for (double x : ms) met += x <= slo_ms;
+  return ms.empty() ? 0.0 : double(met) / double(ms.size());
+}
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now().time_since_epoch())
+      .count();
+}
+
+void sleep_until_ns(std::int64_t ns) {
+  std::this_thread::sleep_until(clk::time_point(std::chrono::nanoseconds(ns)));
+}
+
+int visible_sms() {
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  return sms;
+}
+
+json run_role(const Options& o) {
+  int least = 0, greatest = 0;
+  CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t s = nullptr;
+  CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, o.role == "background" ? least : greatest));
+  json out = {{"role", o.role}, {"sms", visible_sms()}};
+  if (o.role == "alone" || o.role == "background") {
+    Gemm g(o.m, o.n, o.k);
+    const int grid = plain_grid(visible_sms());
+    if (o.role == "alone") {
+      Request req;
+      req.run(s);
+      std::vector<double> alone;
+      for (int r = 0; r < 300; ++r) {
+        const auto t0 = clk::now();
+        req.run(s);
+        alone.push_back(ms_since(t0));
+      }
+      if (!req.check()) throw std::runtime_error("the request's output is wrong (alone)");
+      out["alone_ms"] = lat_json(alone);
+    }
+    PlainBackground bg(g, s, grid);
+    const std::int64_t start = o.role == "alone" ? steady_ns() + 50'000'000 : o.start_ns;
+    const std::int64_t end = o.role == "alone" ? start + std::int64_t(o.seconds * 1e9) : o.end_ns;
+    sleep_until_ns(start);
+    const std::uint64_t d0 = g.done();
+    sleep_until_ns(end);
+    const std::uint64_t d1 = g.done();
+    bg.finish();
+    out["tiles_per_s"] = double(d1 - d0) / (double(end - start) / 1e9);
+    out["grid"] = grid;
+  } else if (o.role == "requests") {
+    Request req;
+    req.run(s);
+    sleep_until_ns(o.start_ns);
+    const Latencies l = poisson(o.load, o.alone_ms, double(o.end_ns - o.start_ns) / 1e9, o.seed,
+                                [&] { req.run(s); });
+    if (!req.check()) throw std::runtime_error("the request's output is wrong");
+    out["latency_ms"] = lat_json(l.ms);
+    out["samples_ms"] = samples_json(l.ms);
+    out["slo_attainment"] = slo_share(l.ms, o.slo_ms);
+    out["request_busy_fraction"] = l.span_ms > 0 ? l.busy_ms / l.span_ms : 0.0;
+    out["span_ms"] = l.span_ms;
+  } else {
+    throw std::invalid_argument("--role takes alone, background or requests");
+  }
+  CK(cudaStreamDestroy(s));
+  return out;
+}
+
+/// Runs `command` through the shell and returns the JSON of its last output line.
+class Child {
+ public:
+  explicit Child(const std::string& command) : f_(popen(command.c_str(), "r")) {
+    if (!f_) throw std::runtime_error("cannot start: " + command);
+  }
+  json result() {
+    std::string last, line;
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, f_)) {
+      line += buf;
+      if (!line.empty() && line.back() == '\n') {
+        if (line.size() > 1) last = line;
+        line.clear();
+      }
+    }
+    if (!line.empty()) last = line;
+    const int rc = pclose(f_);
+    f_ = nullptr;
+    if (rc != 0 || last.empty() || last[0] != '{')
+      throw std::runtime_error("a child process failed (status " + std::to_string(rc) + ")");
+    return json::parse(last);
+  }
+  ~Child() {
+    if (f_) pclose(f_);
+  }
+
+ private:
+  FILE* f_;
+};
+
+std::string self_exe() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) throw std::runtime_error("cannot find this program (/proc/self/exe)");
+  return std::string(path, std::size_t(n));
+}
+
+/// An MPS control daemon with a private pipe directory, started and stopped within this run.
+class Mps {
+ public:
+  Mps() {
+    char tmpl[] = "/tmp/coop-mps-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make the MPS pipe directory");
+    dir_ = tmpl;
+    env_ = "CUDA_MPS_PIPE_DIRECTORY=" + dir_ + " CUDA_MPS_LOG_DIRECTORY=" + dir_ + " ";
+    if (std::system((env_ + "nvidia-cuda-mps-control -d").c_str()) != 0)
+      throw std::runtime_error("nvidia-cuda-mps-control -d failed (no MPS here?)");
+  }
+  ~Mps() {
+    if (std::system(("echo quit | " + env_ + "nvidia-cuda-mps-control").c_str()) != 0)
+      std::fprintf(stderr, "stopping the MPS daemon failed\n");
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // the server exits after its clients
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  const std::string& env() const { return env_; }
+
+ private:
+  std::string dir_, env_;
+};
+
+json run_processes(const Options& o) {
+  const std::string exe = self_exe();
+  char shape[64];
+  std::snprintf(shape, sizeof shape, " --gemm %ux%ux%u", o.m, o.n, o.k);
+  std::printf("co-location between processes (time slicing, MPS)\n");
+  const json alone =
+      Child(exe + shape + " --role alone --seconds " + std::to_string(o.seconds)).result();
+  const double e_ms = alone["alone_ms"]["p50"], alone_p99 = alone["alone_ms"]["p99"];
+  const double slo_ms = 1.2 * alone_p99 + 0.060, plain_rate = alone["tiles_per_s"];
+  std::printf("request alone p50 %.3f ms p99 %.3f ms; background alone %.0f tiles/s\n", e_ms,
+              alone_p99, plain_rate);
+  json rows = json::array();
+  std::uint64_t seed = 1000;
+  struct Mode {
+    std::string name;
+    int background_percent;  // 0: no MPS (time slicing)
+  };
+  for (double load : o.loads)
+    for (const Mode& m : {Mode{"time-slicing", 0}, Mode{"mps-background-50", 50},
+                          Mode{"mps-background-75", 75}}) {
+      try {
+        std::unique_ptr<Mps> mps;
+        std::string env;
+        if (m.background_percent) {
+          mps = std::make_unique<Mps>();
+          env = mps->env();
+        }
+        const std::int64_t start = steady_ns() + 3'000'000'000;  // both started and warm by then
+        const std::int64_t end = start + std::int64_t(o.seconds * 1e9);
+        const std::string window = " --window " + std::to_string(start) + "," + std::to_string(end);
+        const std::string limit =
+            m.background_percent
+                ? "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(m.background_percent) + " "
+                : "";
+        Child bg(env + limit + exe + shape + " --role background" + window);
+        char args[256];
+        std::snprintf(args, sizeof args, " --role requests --load %g --alone-ms %g --slo-ms %g --seed %lu",
+                      load, e_ms, slo_ms, static_cast<unsigned long>(seed++));
+        Child rq(env + exe + shape + args + window);
+        const json r = rq.result(), b = bg.result();
+        const double rate = b["tiles_per_s"];
+        json row = {{"mechanism", m.name},
+                    {"load", load},
+                    {"latency_ms", r["latency_ms"]},
+                    {"p99_over_alone_p99", r["latency_ms"]["p99"].get<double>() / alone_p99},
+                    {"slo_attainment", r["slo_attainment"]},
+                    {"request_busy_fraction", r["request_busy_fraction"]},
+                    {"span_ms", r["span_ms"]},
+                    {"background_fraction_of_alone", rate / plain_rate},
+                    {"background_sms", b["sms"]},
+                    {"samples_ms", r["samples_ms"]}};
+        std::printf("  %-22s load %.1f: request p50 %8.3f p99 %8.3f p99.9 %8.3f ms, SLO %5.1f%%, "
+                    "background %.3f of alone (%d SMs visible)\n",
+                    m.name.c_str(), load, r["latency_ms"]["p50"].get<double>(),
+                    r["latency_ms"]["p99"].get<double>(), r["latency_ms"]["p999"].get<double>(),
+                    100.0 * r["slo_attainment"].get<double>(), rate / plain_rate,
+                    b["sms"].get<int>());
+        rows.push_back(row);
+      } catch (const std::exception& e) {
+        std::printf("  %-22s load %.1f: %s\n", m.name.c_str(), load, e.what());
+        rows.push_back({{"mechanism", m.name}, {"load", load}, {"error", e.what()}});
+      }
+    }
+  return {{"command", o.command},
+          {"date", micro::utc_date()},
+          {"gemm", {{"m", o.m}, {"n", o.n}, {"k", o.k}}},
+          {"request", {{"alone_ms", alone["alone_ms"]}, {"slo_ms", slo_ms}}},
+          {"background_alone_tiles_per_s", plain_rate},
+          {"rows", rows}};
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   return micro::run_main([&] {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows through a pipe
     const Options o = parse(argc, argv);
+    if (!o.role.empty()) {
+      std::printf("%s\n", run_role(o).dump().c_str());
+      return 0;
+    }
+    if (o.only == "processes") {
+      const json out = run_processes(o);
+      if (!o.json_path.empty()) std::ofstream(o.json_path) << out.dump(2) << "\n";
+      return 0;
+    }
     micro::GpuSetup gpu;
     Runtime& rt = gpu.rt;
     const int sms = gpu.prop.multiProcessorCount;
@@ -573,6 +834,7 @@ int main(int argc, char** argv) {
                   {"request_busy_fraction", l.span_ms > 0 ? l.busy_ms / l.span_ms : 0.0},
                   {"span_ms", l.span_ms},
                   {"background_fraction_of_alone", rate / plain_rate}};
+      row["samples_ms"] = samples_json(l.ms);
       row.update(extra);
       std::printf(
           "  %-22s load %.1f: request p50 %8.3f p99 %8.3f p99.9 %8.3f ms (%6.1fx alone p99), "
@@ -641,7 +903,8 @@ int main(int argc, char** argv) {
                 {"groups", job.max_groups()},
                 {"gather_ms", lat_json(gathers)},
                 {"kills", st.kills},
-                {"forked_groups", st.forked_groups}});
+                {"forked_groups", st.forked_groups},
+                {"m_timeline", m_timeline(st)}});
       }
     }
     out["rows"] = rows;
