@@ -25,9 +25,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -36,10 +36,17 @@
 #include <type_traits>
 #include <vector>
 
+#include "coop/bench/gemm_background.cuh"
+#include "coop/bench/poisson.hpp"
 #include "gpu_setup.hpp"
 #include "kernels/persistent_gemm.hpp"
 
 using namespace coop;
+using bench::DeviceGemm;
+using bench::Latencies;
+using bench::plain_grid;
+using bench::PlainBackground;
+using bench::poisson;
 using examples::PersistentGemm;
 using json = nlohmann::json;
 using clk = std::chrono::steady_clock;
@@ -54,136 +61,6 @@ double ms_since(clk::time_point t0) {
 void check_blas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
-}
-
-// ------------------------------------------------------------------ the background GEMM
-
-// The same tile loop as the cooperative kernel, without its primitives: what a user runs today.
-__global__ void __launch_bounds__(256) gemm_plain(PersistentGemm::Params p) {
-  __shared__ PersistentGemm::Shared sh;
-  __shared__ std::uint64_t claimed;
-  for (;;) {
-    if (threadIdx.x == 0) claimed = PersistentGemm::claim(p);
-    __syncthreads();
-    const std::uint64_t t = claimed;
-    if (t >= p.total) return;
-    PersistentGemm::tile(p, t % p.tiles, sh, threadIdx.x, blockDim.x, [] { __syncthreads(); });
-    if (threadIdx.x == 0) atomicAdd(reinterpret_cast<unsigned long long*>(p.done), 1ull);
-    __syncthreads();  // every thread has read `claimed` before thread 0 claims again
-  }
-}
-
-struct Gemm {
-  std::uint32_t m, n, k;
-  float *a = nullptr, *b = nullptr, *c = nullptr;
-  std::uint64_t* counters = nullptr;  // next, done
-  std::uint32_t* stop = nullptr;
-  cudaStream_t io = nullptr;        // reads and writes beside the running kernel
-  std::uint64_t* staged = nullptr;  // pinned: copies of pageable memory may wait for kernels
-  std::vector<float> ha, hb;
-
-  Gemm(std::uint32_t m_, std::uint32_t n_, std::uint32_t k_) : m(m_), n(n_), k(k_) {
-    examples::PersistentGemmBuffers::check(m, n, k, 1);
-    std::mt19937_64 rng(11);
-    std::uniform_int_distribution<int> d(-2, 2);
-    ha.resize(std::size_t(m) * k);
-    hb.resize(std::size_t(k) * n);
-    for (auto& x : ha) x = float(d(rng));
-    for (auto& x : hb) x = float(d(rng));
-    CK(cudaMalloc(&a, ha.size() * 4));
-    CK(cudaMalloc(&b, hb.size() * 4));
-    CK(cudaMalloc(&c, std::size_t(m) * n * 4));
-    CK(cudaMalloc(&counters, 2 * sizeof(std::uint64_t)));
-    CK(cudaMalloc(&stop, sizeof(std::uint32_t)));
-    CK(cudaMemcpy(a, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaStreamCreateWithFlags(&io, cudaStreamNonBlocking));
-    CK(cudaMallocHost(&staged, 2 * sizeof(std::uint64_t)));
-  }
-  ~Gemm() {
-    cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(counters), cudaFree(stop);
-    cudaFreeHost(staged);
-    cudaStreamDestroy(io);
-  }
-  std::uint64_t tiles() const { return std::uint64_t(m / 128) * (n / 128); }
-  double tile_flops() const { return 2.0 * 128 * 128 * k; }
-  /// Fresh cursor, counters and stop flag; `passes` passes (a large number: until stopped).
-  PersistentGemm::Params arm(std::uint64_t passes) {
-    CK(cudaMemsetAsync(counters, 0, 2 * sizeof(std::uint64_t), io));
-    CK(cudaMemsetAsync(stop, 0, sizeof(std::uint32_t), io));
-    CK(cudaMemsetAsync(c, 0, std::size_t(m) * n * 4, io));
-    CK(cudaStreamSynchronize(io));
-    return {a, b, c, m, n, k, tiles(), tiles() * passes, counters, counters + 1, stop};
-  }
-  std::uint64_t done() {
-    CK(cudaMemcpyAsync(staged, counters + 1, sizeof(std::uint64_t), cudaMemcpyDeviceToHost, io));
-    CK(cudaStreamSynchronize(io));
-    return staged[0];
-  }
-  void request_stop() {
-    staged[1] = 1;
-    CK(cudaMemcpyAsync(stop, &staged[1], sizeof(std::uint32_t), cudaMemcpyHostToDevice, io));
-    CK(cudaStreamSynchronize(io));
-  }
-  /// Two rows of C against a serial product (exact: small integers). Needs every tile done once.
-  bool check() {
-    for (std::uint32_t r : {0u, m - 1}) {
-      std::vector<float> row(n);
-      CK(cudaMemcpy(row.data(), c + std::size_t(r) * n, n * 4, cudaMemcpyDeviceToHost));
-      for (std::uint32_t j = 0; j < n; ++j) {
-        double s = 0;
-        for (std::uint32_t x = 0; x < k; ++x)
-          s += double(ha[std::size_t(r) * k + x]) * double(hb[std::size_t(x) * n + j]);
-        if (float(s) != row[j]) return false;
-      }
-    }
-    return true;
-  }
-};
-
-/// The plain GEMM as users run it in the background: one persistent launch per product, launched
-/// again as soon as the last one ends, on `stream`, until stopped. A higher-priority kernel can
-/// start only when a launch's blocks drain (it cannot displace them).
-class PlainBackground {
- public:
-  PlainBackground(Gemm& g, cudaStream_t s, int grid) : g_(g), s_(s) {
-    PersistentGemm::Params p = g.arm(1);
-    thread_ = std::thread([this, p, grid] {
-      while (!stop_.load()) {
-        if (cudaMemsetAsync(p.next, 0, sizeof(std::uint64_t), s_) != cudaSuccess) break;
-        gemm_plain<<<grid, 256, 0, s_>>>(p);
-        if (cudaStreamSynchronize(s_) != cudaSuccess) break;
-        ++launches_;
-      }
-    });
-  }
-  /// Stops after the launch in flight; checks the product.
-  std::uint64_t finish() {
-    stop_.store(true);
-    thread_.join();
-    CK(cudaStreamSynchronize(s_));
-    if (!g_.check()) throw std::runtime_error("the background GEMM's product is wrong");
-    return launches_;
-  }
-  ~PlainBackground() {
-    if (thread_.joinable()) {
-      stop_.store(true);
-      thread_.join();
-    }
-  }
-
- private:
-  Gemm& g_;
-  cudaStream_t s_;
-  std::atomic<bool> stop_{false};
-  std::uint64_t launches_ = 0;
-  std::thread thread_;
-};
-
-int plain_grid(int sms) {
-  int occ = 0;
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gemm_plain, 256, 0));
-  return occ * sms;
 }
 
 // ------------------------------------------------------------------ the requests
@@ -337,41 +214,6 @@ struct GreenSplit {
 
 // ------------------------------------------------------------------ one co-location run
 
-struct Latencies {
-  std::vector<double> ms;
-  double busy_ms = 0;  // the requests' service time
-  double span_ms = 0;  // first arrival to last completion (past the window when a queue built)
-};
-
-/// Poisson arrivals at `load` (fraction of the device's time a request alone would take: rate =
-/// load / alone_ms) for `seconds`; each request is served FIFO by `serve` (blocking), and its
-/// latency counts from its arrival.
-Latencies poisson(double load, double alone_ms, double seconds, std::uint64_t seed,
-                  const std::function<void()>& serve) {
-  std::mt19937_64 rng(seed);
-  std::exponential_distribution<double> gap(load / alone_ms);  // per ms
-  Latencies out;
-  const auto t0 = clk::now();
-  double arrive = gap(rng);
-  while (arrive < seconds * 1e3) {
-    const auto at = t0 + std::chrono::duration_cast<clk::duration>(
-                             std::chrono::duration<double, std::milli>(arrive));
-    // Sleep to ~100 us before the arrival, then spin: the request starts on time.
-    if (at - clk::now() > std::chrono::microseconds(200))
-      std::this_thread::sleep_for(at - clk::now() - std::chrono::microseconds(100));
-    while (clk::now() < at) {
-    }
-    const auto start = clk::now();
-    serve();
-    const auto end = clk::now();
-    out.ms.push_back(std::chrono::duration<double, std::milli>(end - at).count());
-    out.busy_ms += std::chrono::duration<double, std::milli>(end - start).count();
-    arrive += gap(rng);
-  }
-  out.span_ms = ms_since(t0);
-  return out;
-}
-
 /// Every latency, rounded to the microsecond (for CDFs).
 json samples_json(const std::vector<double>& ms) {
   json a = json::array();
@@ -453,7 +295,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-
 /// The job's M over time, [ms since its first point, M], at most 4,000 points.
 json m_timeline(const JobStats& st) {
   json a = json::array();
@@ -496,10 +337,11 @@ json run_role(const Options& o) {
   int least = 0, greatest = 0;
   CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t s = nullptr;
-  CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, o.role == "background" ? least : greatest));
+  CK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking,
+                                  o.role == "background" ? least : greatest));
   json out = {{"role", o.role}, {"sms", visible_sms()}};
   if (o.role == "alone" || o.role == "background") {
-    Gemm g(o.m, o.n, o.k);
+    DeviceGemm g(o.m, o.n, o.k);
     const int grid = plain_grid(visible_sms());
     if (o.role == "alone") {
       Request req;
@@ -622,8 +464,8 @@ json run_processes(const Options& o) {
     int background_percent;  // 0: no MPS (time slicing)
   };
   for (double load : o.loads)
-    for (const Mode& m : {Mode{"time-slicing", 0}, Mode{"mps-background-50", 50},
-                          Mode{"mps-background-75", 75}}) {
+    for (const Mode& m :
+         {Mode{"time-slicing", 0}, Mode{"mps-background-50", 50}, Mode{"mps-background-75", 75}}) {
       try {
         std::unique_ptr<Mps> mps;
         std::string env;
@@ -640,8 +482,9 @@ json run_processes(const Options& o) {
                 : "";
         Child bg(env + limit + exe + shape + " --role background" + window);
         char args[256];
-        std::snprintf(args, sizeof args, " --role requests --load %g --alone-ms %g --slo-ms %g --seed %lu",
-                      load, e_ms, slo_ms, static_cast<unsigned long>(seed++));
+        std::snprintf(args, sizeof args,
+                      " --role requests --load %g --alone-ms %g --slo-ms %g --seed %lu", load, e_ms,
+                      slo_ms, static_cast<unsigned long>(seed++));
         Child rq(env + exe + shape + args + window);
         const json r = rq.result(), b = bg.result();
         const double rate = b["tiles_per_s"];
@@ -655,12 +498,12 @@ json run_processes(const Options& o) {
                     {"background_fraction_of_alone", rate / plain_rate},
                     {"background_sms", b["sms"]},
                     {"samples_ms", r["samples_ms"]}};
-        std::printf("  %-22s load %.1f: request p50 %8.3f p99 %8.3f p99.9 %8.3f ms, SLO %5.1f%%, "
-                    "background %.3f of alone (%d SMs visible)\n",
-                    m.name.c_str(), load, r["latency_ms"]["p50"].get<double>(),
-                    r["latency_ms"]["p99"].get<double>(), r["latency_ms"]["p999"].get<double>(),
-                    100.0 * r["slo_attainment"].get<double>(), rate / plain_rate,
-                    b["sms"].get<int>());
+        std::printf(
+            "  %-22s load %.1f: request p50 %8.3f p99 %8.3f p99.9 %8.3f ms, SLO %5.1f%%, "
+            "background %.3f of alone (%d SMs visible)\n",
+            m.name.c_str(), load, r["latency_ms"]["p50"].get<double>(),
+            r["latency_ms"]["p99"].get<double>(), r["latency_ms"]["p999"].get<double>(),
+            100.0 * r["slo_attainment"].get<double>(), rate / plain_rate, b["sms"].get<int>());
         rows.push_back(row);
       } catch (const std::exception& e) {
         std::printf("  %-22s load %.1f: %s\n", m.name.c_str(), load, e.what());
@@ -703,12 +546,12 @@ int main(int argc, char** argv) {
                 {"command", o.command},
                 {"gemm", {{"m", o.m}, {"n", o.n}, {"k", o.k}}}};
     std::printf("coop co-location on %s (%d SMs), %s\n", gpu.prop.name, sms, gpu.date.c_str());
-    Gemm g(o.m, o.n, o.k);
+    DeviceGemm g(o.m, o.n, o.k);
     const std::uint64_t forever = 1u << 30;  // passes: the runs end by the stop flag
 
     // The background alone on the whole device: tiles per second over a window, both forms.
     auto plain_on = [&](cudaStream_t s, int grid) {
-      gemm_plain<<<grid, 256, 0, s>>>(g.arm(forever));
+      examples::persistent_gemm_plain<><<<grid, 256, 0, s>>>(g.arm(forever));
       CK(cudaGetLastError());
     };
     auto window_rate = [&](const std::function<void()>& during) {

@@ -148,6 +148,27 @@ struct PersistentGemm {
   }
 };
 
+#if COOP_CUDA_COMPILER
+/// The same tile loop as a plain CUDA kernel, without coop's primitives: what users run today (a
+/// persistent grid of occupancy x SMs blocks of 256 threads, launched once per product). The
+/// baseline of the co-location benchmark and of `coop demo`. (A template, so that every
+/// translation unit may include it.)
+template <int = 0>
+__global__ void __launch_bounds__(256) persistent_gemm_plain(PersistentGemm::Params p) {
+  __shared__ PersistentGemm::Shared sh;
+  __shared__ std::uint64_t claimed;
+  for (;;) {
+    if (threadIdx.x == 0) claimed = PersistentGemm::claim(p);
+    __syncthreads();
+    const std::uint64_t t = claimed;
+    if (t >= p.total) return;
+    PersistentGemm::tile(p, t % p.tiles, sh, threadIdx.x, blockDim.x, [] { __syncthreads(); });
+    if (threadIdx.x == 0) atomicAdd(reinterpret_cast<unsigned long long*>(p.done), 1ull);
+    __syncthreads();  // every thread has read `claimed` before thread 0 claims again
+  }
+}
+#endif
+
 /// The matrices (small integers in [-2, 2], so that every product is exact), the cursor and the
 /// progress counter, in managed memory.
 struct PersistentGemmBuffers {
