@@ -1,4 +1,6 @@
-// `coop demo`: a cooperative kernel shares the device with a periodic high-priority task.
+// `coop demo`: a long-running GEMM shares the device with a stream of requests, first without
+// coordination and then with coop (the co-location story, the default); or an example
+// cooperative kernel beside a periodic high-priority task (`--kernel bfs|queue`).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -7,21 +9,28 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "coop/bench/host_matmul.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "coop/bench/poisson.hpp"
 #include "coop/coop.hpp"
 #include "kernels/frontier_bfs.hpp"
+#include "kernels/persistent_gemm.hpp"
 #include "kernels/task_queue.hpp"
 #include "options.hpp"
 
 #if COOP_CUDA_COMPILER && defined(COOP_HAVE_CUDA)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include "coop/bench/gemm_background.cuh"
 #define COOP_DEMO_GPU 1
 #else
 #define COOP_DEMO_GPU 0
@@ -31,7 +40,9 @@ namespace coop::cli {
 namespace {
 
 struct DemoOptions {
-  std::string kernel = "bfs";  ///< bfs | queue
+  std::string kernel;  ///< bfs | queue: the periodic-task demo; empty: the co-location story
+  double seconds = 4;  ///< co-location: seconds per half
+  double load = 0.3;   ///< co-location: the requests' share of the device's time
   std::string policy = "generous";
   std::string barrier = "query";  ///< query | plain
   std::string backend = "auto";   ///< auto | cpu | cuda
@@ -255,9 +266,255 @@ void print_text(const DemoOutcome& d) {
               d.result_ok ? "OK" : "WRONG", d.task_ok ? "OK" : "WRONG");
 }
 
+// ---------------------------------------------------------------- the co-location story
+
+// One half of the story: a long-running GEMM in the background while Poisson requests arrive.
+struct StoryHalf {
+  std::string name;
+  bench::Latencies lat;
+  double tiles_per_s = 0;
+  std::uint32_t groups = 0;
+  bool background_ok = false, requests_ok = false;
+};
+
+// The background as the story drives it: progress, M, and the end (stop, wait, check).
+struct StoryBackground {
+  std::function<std::uint64_t()> done;
+  std::function<std::uint32_t()> active;
+  std::uint32_t groups = 0;
+  std::function<bool()> finish;
+};
+
+// A live line while a half runs: the phase, M as a bar, requests served and their median so
+// far, the background's rate. On a terminal the line is redrawn; otherwise one line a second.
+class LiveLine {
+ public:
+  LiveLine(const std::string& name, double seconds, StoryBackground& bg, bool quiet)
+      : name_(name), seconds_(seconds), bg_(bg), quiet_(quiet), tty_(isatty(1) != 0) {
+    if (!quiet_) thread_ = std::thread([this] { loop(); });
+  }
+  void served(double ms) {
+    std::lock_guard lock(mu_);
+    lat_.push_back(ms);
+  }
+  ~LiveLine() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t last_done = bg_.done();
+    auto last = t0;
+    int tick = 0;
+    while (!stop_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      const auto now = std::chrono::steady_clock::now();
+      const std::uint64_t d = bg_.done();
+      const double rate = double(d - last_done) / std::chrono::duration<double>(now - last).count();
+      last_done = d;
+      last = now;
+      const std::uint32_t m = bg_.active(), width = 24;
+      const auto bar = std::min<std::uint32_t>(
+          width, std::uint32_t(std::lround(double(m) * width / std::max(bg_.groups, 1u))));
+      std::size_t n;
+      double p50;
+      {
+        std::lock_guard lock(mu_);
+        n = lat_.size();
+        p50 = bench::percentile(lat_, 0.5);
+      }
+      const double t = std::chrono::duration<double>(now - t0).count();
+      if (!tty_ && ++tick % 4 != 0) continue;
+      std::printf(
+          "%s%-16s %4.1f/%.0f s  M |%-*s| %4u/%-4u  requests %4zu (p50 %8.3f ms)  background %7.0f "
+          "tiles/s%s",
+          tty_ ? "\r" : "", name_.c_str(), std::min(t, seconds_), seconds_, int(width),
+          std::string(bar, '#').c_str(), m, bg_.groups, n, p50, rate, tty_ ? "" : "\n");
+      std::fflush(stdout);
+    }
+    if (tty_) std::printf("\n");
+  }
+  std::string name_;
+  double seconds_;
+  StoryBackground& bg_;
+  bool quiet_, tty_;
+  std::mutex mu_;
+  std::vector<double> lat_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Runs one half: Poisson requests served by `serve` for o.seconds beside `bg`.
+StoryHalf run_half(const std::string& name, const DemoOptions& o, double alone_ms,
+                   StoryBackground bg, Matmul& mm, const std::function<void()>& serve) {
+  StoryHalf h;
+  h.name = name;
+  h.groups = bg.groups;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the first tiles
+  const std::uint64_t d0 = bg.done();
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    LiveLine live(name, o.seconds, bg, o.json);
+    h.lat = bench::poisson(o.load, alone_ms, o.seconds, o.seed, serve,
+                           [&](double ms) { live.served(ms); });
+  }
+  h.tiles_per_s = double(bg.done() - d0) /
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  h.background_ok = bg.finish();
+  h.requests_ok = mm.check();  // the last request's product, off the measured loop
+  return h;
+}
+
+int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
+  const bool gpu = rt.backend() == Backend::cuda;
+  const std::uint32_t side =
+      (std::max<std::uint32_t>(o.size ? o.size : (gpu ? 8192 : 512), 128) + 127) / 128 * 128;
+  const std::uint32_t depth = gpu ? 2048 : 64;
+  const std::uint64_t forever = 1u << 30;  // passes: the halves end by the stop flag
+  const std::uint32_t task_size = o.task_size ? o.task_size : (gpu ? 2048 : 96);
+  Matmul mm(task_size);
+  std::vector<StoryHalf> halves;
+  double alone_ms = 0;
+  std::string request_desc, background_desc;
+  auto time_alone = [&](const std::function<void()>& one) {
+    one();  // loads what it needs
+    std::vector<double> t;
+    for (int r = 0; r < 15; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      one();
+      t.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return bench::percentile(t, 0.5);
+  };
+  if (gpu) {
+#if COOP_DEMO_GPU
+    int least = 0, greatest = 0;
+    cuda::check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
+    cudaStream_t high = nullptr, low = nullptr;
+    cuda::check(cudaStreamCreateWithPriority(&high, cudaStreamNonBlocking, greatest), "a stream");
+    cuda::check(cudaStreamCreateWithPriority(&low, cudaStreamNonBlocking, least), "a stream");
+    bench::DeviceGemm g(side, side, depth);
+    alone_ms = time_alone([&] { mm.run_gpu(high); });
+    rt.run_fraction(1.0, [&](Task& t) { mm.run(t); });  // the task path loaded, before any job
+    int sms = 0;
+    cuda::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "SMs");
+    const int grid = bench::plain_grid(sms);
+    request_desc = std::to_string(task_size) + "^2 cuBLAS SGEMM + copy back";
+    background_desc = "persistent TF32 GEMM " + std::to_string(side) + "x" + std::to_string(side) +
+                      "x" + std::to_string(depth);
+    {
+      bench::PlainBackground bg(g, low, grid);
+      StoryBackground b{[&] { return g.done(); }, [&] { return std::uint32_t(grid); },
+                        std::uint32_t(grid),
+                        [&] {
+                          try {
+                            bg.finish();
+                            return true;
+                          } catch (const std::exception&) {
+                            return false;
+                          }
+                        }};
+      halves.push_back(run_half("stream priority", o, alone_ms, b, mm, [&] { mm.run_gpu(high); }));
+    }
+    {
+      Job job = rt.launch<examples::PersistentGemm>({.threads = 256}, g.arm(forever));
+      StoryBackground b{[&] { return g.done(); }, [&] { return job.active_groups(); },
+                        job.max_groups(),
+                        [&] {
+                          g.request_stop();
+                          job.wait();
+                          return g.check();
+                        }};
+      halves.push_back(run_half("coop", o, alone_ms, b, mm, [&] {
+        rt.run_fraction(
+            1.0, [&](Task& t) { mm.run(t); }, /*priority=*/1);
+      }));
+    }
+    cudaStreamDestroy(high);
+    cudaStreamDestroy(low);
+#endif
+  } else {
+    const std::uint32_t task_groups =
+        o.task_groups ? o.task_groups : std::max(1u, rt.capacity() / 2);
+    alone_ms = time_alone([&] { mm.run_threads(task_groups); });
+    request_desc =
+        std::to_string(task_size) + "^2 matmul on " + std::to_string(task_groups) + " threads";
+    background_desc = "tiled GEMM " + std::to_string(side) + "x" + std::to_string(side) + "x" +
+                      std::to_string(depth) + " on " + std::to_string(rt.capacity()) +
+                      " workgroups";
+    for (bool coordinated : {false, true}) {
+      examples::PersistentGemmBuffers b(side, side, depth, std::uint32_t(forever), o.seed);
+      Managed<std::uint32_t> stop;
+      LaunchConfig c = cfg;
+      if (!coordinated) c.policy = Policy::fixed();  // it keeps its workgroups: no coordination
+      Job job = rt.launch<examples::PersistentGemm>(c, b.params(stop.get()));
+      StoryBackground bg{[&] { return atomic_ref<std::uint64_t>(*b.done).load(); },
+                         [&] { return job.active_groups(); }, job.max_groups(),
+                         [&] {
+                           atomic_ref<std::uint32_t>(*stop).store(1);
+                           job.wait();
+                           // Rows whose tiles certainly ran (claimed in order, all finished).
+                           const std::uint64_t tiles_n = side / examples::PersistentGemm::kTile;
+                           if (*b.done < tiles_n) return false;
+                           std::vector<float> row(b.c.begin(), b.c.begin() + side);
+                           return row == b.reference_rows(0, 1);
+                         }};
+      halves.push_back(run_half(coordinated ? "coop" : "no coordination", o, alone_ms, bg, mm,
+                                coordinated
+                                    ? std::function<void()>([&] {
+                                        rt.run(
+                                            task_groups, [&](Task& t) { mm.run(t); }, 1);
+                                      })
+                                    : std::function<void()>([&] { mm.run_threads(task_groups); })));
+    }
+  }
+  bool ok = true;
+  for (auto& h : halves) ok = ok && h.background_ok && h.requests_ok;
+  if (o.json) {
+    nlohmann::json j;
+    j["story"] = "colocate";
+    j["device"] = rt.device_name();
+    j["backend"] = backend_name(rt.backend());
+    j["background"] = background_desc;
+    j["request"] = request_desc;
+    j["request_alone_ms"] = alone_ms;
+    j["load"] = o.load;
+    for (auto& h : halves)
+      j["halves"].push_back(
+          {{"name", h.name},
+           {"requests", h.lat.ms.size()},
+           {"latency_ms",
+            {{"p50", percentile(h.lat.ms, 0.5)},
+             {"p99", percentile(h.lat.ms, 0.99)},
+             {"max",
+              h.lat.ms.empty() ? 0.0 : *std::max_element(h.lat.ms.begin(), h.lat.ms.end())}}},
+           {"background_tiles_per_s", h.tiles_per_s},
+           {"background_ok", h.background_ok},
+           {"requests_ok", h.requests_ok}});
+    j["result_ok"] = ok;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("\n%-16s | %9s %9s %9s | %8s | %s\n", "", "p50 ms", "p99 ms", "max ms", "requests",
+                "background (tiles/s, share of the first half)");
+    for (auto& h : halves) {
+      const double mx = h.lat.ms.empty() ? 0 : *std::max_element(h.lat.ms.begin(), h.lat.ms.end());
+      std::printf("%-16s | %9.3f %9.3f %9.3f | %8zu | %.0f (%.2f)\n", h.name.c_str(),
+                  percentile(h.lat.ms, 0.5), percentile(h.lat.ms, 0.99), mx, h.lat.ms.size(),
+                  h.tiles_per_s, h.tiles_per_s / std::max(halves[0].tiles_per_s, 1e-9));
+    }
+    std::printf("request alone: %.3f ms; checks (background product, requests' product): %s\n",
+                alone_ms, ok ? "OK" : "WRONG");
+  }
+  return ok ? exit_ok : exit_failed;
+}
+
 void add_demo_options(CLI::App& app, DemoOptions& d) {
-  app.add_option("--kernel", d.kernel, "bfs (frontier BFS) | queue (work stealing)")
-      ->capture_default_str()
+  app.add_option("--kernel", d.kernel,
+                 "bfs (frontier BFS) | queue (work stealing): an example cooperative kernel "
+                 "beside a periodic task, instead of the co-location story")
       ->check(parses_with([](const std::string& s) {
         if (s != "bfs" && s != "queue")
           throw std::invalid_argument("expected bfs or queue, got '" + s + "'");
@@ -278,6 +535,12 @@ void add_demo_options(CLI::App& app, DemoOptions& d) {
       ->capture_default_str();
   app.add_option("--task-size", d.task_size, "task matmul size (0 = 96 CPU, 2048 GPU)")
       ->capture_default_str();
+  app.add_option("--seconds", d.seconds, "co-location: seconds per half")
+      ->capture_default_str()
+      ->check(positive());
+  app.add_option("--load", d.load, "co-location: the requests' share of the device's time")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 0.95));
   add_json_flag(app, d.json);
 }
 
@@ -285,7 +548,8 @@ class Demo : public Subcommand {
  public:
   const char* name() const override { return "demo"; }
   const char* description() const override {
-    return "run an example cooperative kernel while a high-priority task fires periodically";
+    return "a long-running GEMM beside a stream of requests, without and with coop (--kernel: an "
+           "example kernel beside a periodic task)";
   }
   void add_options(CLI::App& app) override { add_demo_options(app, o_); }
   int run() override;
@@ -315,6 +579,7 @@ int Demo::run() {
   cfg.threads = o.threads ? o.threads : (gpu ? 256 : 32);
   cfg.policy = parse_policy(o.policy);
   cfg.barrier = parse_barrier(o.barrier);
+  if (o.kernel.empty()) return run_story(rt, o, cfg);
   const std::uint32_t task_size = o.task_size ? o.task_size : (gpu ? 2048 : 96);
   // The task's kernels are loaded before the persistent kernel starts (lazy loading would
   // otherwise wait for it), and the product is checked once.
