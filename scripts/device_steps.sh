@@ -20,9 +20,11 @@
 #   consumer    the installed-package CUDA consumer (examples/cuda_consumer) on the GPU
 #   demo        coop demo (the README's main job) and coop run of every app, validated
 #   micro       coop_bench_gpu: gather, barrier vs grid.sync, idle offer_kill, task latency
+#   colocate    coop_bench_colocate in one process and between processes (time slicing, MPS):
+#               the JSON that scripts/colocation_report.py turns into docs/colocation.md
 #   bench       coop bench --out bench $BENCH_ARGS (continue a paper run; the folder is tarred)
 set -uo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")" || exit 1
 : "${OUT:?set OUT to the folder that comes back}"
 logs=$OUT/logs
 mkdir -p "$logs"
@@ -54,6 +56,10 @@ for s in "$@"; do
       step run-octree 60 ./coop run octree --validate --json
       step run-game 60 ./coop run game --validate --json ;;
     micro) step micro 240 ./coop_bench_gpu --json "$logs/micro.json" ;;
+    colocate)
+      step colocate 260 ./coop_bench_colocate --seconds 2 --json "$logs/colocate.json"
+      step colocate-processes 150 ./coop_bench_colocate --only processes --seconds 2 \
+        --json "$logs/processes.json" ;;
     stress) step stress 300 ./coop stress --backend cuda --json-file "$logs/stress.json" ;;
     fuzz)
       step fuzz-rotate 240 ./coop fuzz-schedule --backend cuda --seeds 10000 --rotate --keep-going
