@@ -328,3 +328,72 @@ TEST(Faults, TaskWaitsPastTheReportAndRunsWhenCapacityFrees) {
   ASSERT_EQ(reports.lines.size(), 1u);
   EXPECT_NE(reports.lines[0].find("a task waited"), std::string::npos) << reports.lines[0];
 }
+
+// A job the test plays the device of: it reports M when told to, and its target writes settle
+// when told to (a GPU's copy of the target takes microseconds, its fork reports too).
+class ScriptedJob : public detail::JobControl {
+ public:
+  std::uint32_t reported_active() const override { return reported.load(); }
+  void set_target(std::uint32_t t) override { target.store(t); }
+  bool target_settled() const override { return settled.load(); }
+  std::atomic<std::uint32_t> reported{0}, target{0};
+  std::atomic<bool> settled{true};
+};
+
+// A grant given back to the scheduler before the job reported using it is not free until the
+// job could have reported a fork into it: the device may have forked already. (Before the fix a
+// task ran beside the job's regrown workgroups: M = 264 inside a whole-device task on an H100.)
+TEST(Scheduler, GrantTakenBackIsNotFreeUntilConfirmed) {
+  detail::Scheduler sched(8);
+  ScriptedJob job;
+  job.reported = 8;
+  ASSERT_EQ(sched.admit(&job, {.max_groups = 8}, 8), 8u);
+  auto run_task_async = [&](std::atomic<bool>& gathered, std::atomic<bool>& release) {
+    return std::thread([&] {
+      sched.run_task(7, 7, 0, [&] {
+        gathered = true;
+        while (!release) std::this_thread::yield();
+      });
+    });
+  };
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(10)); };
+  // A first task: the job is asked for 7 kills; they are reported; the task runs and ends.
+  std::atomic<bool> first{false}, first_done{true};
+  std::thread t1 = run_task_async(first, first_done);
+  settle();
+  EXPECT_EQ(job.target.load(), 1u);
+  EXPECT_FALSE(first.load());
+  job.reported = 1;
+  sched.membership_changed(&job);
+  t1.join();
+  EXPECT_TRUE(first.load());
+  EXPECT_EQ(job.target.load(), 8u) << "the capacity goes back to the job as a grant";
+  // A second task while the grant is unreported: the target comes down, but the device may
+  // have forked before it saw that.
+  job.settled = false;
+  std::atomic<bool> second{false}, second_done{false};
+  std::thread t2 = run_task_async(second, second_done);
+  settle();
+  EXPECT_EQ(job.target.load(), 1u);
+  EXPECT_FALSE(second.load()) << "ran before the lowered target reached the job";
+  // It had forked: M = 8 is reported, the target is there; those 7 are kills on their way.
+  job.reported = 8;
+  job.settled = true;
+  sched.membership_changed(&job);
+  settle();
+  EXPECT_FALSE(second.load()) << "ran beside 7 workgroups the job had forked";
+  job.reported = 1;
+  sched.membership_changed(&job);
+  settle();
+  EXPECT_TRUE(second.load());
+  second_done = true;
+  t2.join();
+  // Unreported and not forked: free once the target has settled (20 us later).
+  job.reported = 1;
+  std::atomic<bool> third{false}, third_done{true};
+  EXPECT_EQ(job.target.load(), 8u);
+  std::thread t3 = run_task_async(third, third_done);
+  t3.join();
+  EXPECT_TRUE(third.load());
+  sched.job_finished(&job);
+}

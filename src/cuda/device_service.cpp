@@ -34,6 +34,9 @@ DeviceService::~DeviceService() {
 }
 
 CUstream_st* DeviceService::acquire_task_stream() {
+  // The task's work may run on a thread of the runtime's that never used CUDA: make the device
+  // current there (libraries such as cuBLAS and PyTorch expect a current context).
+  check(cudaSetDevice(info_.index), "selecting the task's device");
   std::lock_guard lock(streams_mu_);
   if (task_streams_.empty()) {
     CUstream_st* s = create_stream(true, "creating a task stream");

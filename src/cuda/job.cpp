@@ -49,6 +49,7 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, 4 * sizeof(std::uint32_t),
                                  "allocating control staging");
   control_staging_ = staging_buffer_.as<std::uint32_t>();
+  check(cudaEventCreateWithFlags(&target_sent_, cudaEventDisableTiming), "creating an event");
 }
 
 JobCore::~JobCore() {
@@ -58,6 +59,7 @@ JobCore::~JobCore() {
     cudaStreamSynchronize(s);
     destroy_stream(s);
   }
+  cudaEventDestroy(target_sent_);
   // The buffers go back to the cache as the members are destroyed.
 }
 
@@ -76,6 +78,12 @@ void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {
 void JobCore::set_target(std::uint32_t target) {
   target_.store(target);
   write_control(&state_->channel.target, target);
+  check(cudaEventRecord(target_sent_, dev_.control_stream()), "recording a target write");
+}
+
+bool JobCore::target_settled() const {
+  // An error (the context is gone) settles it: no workgroup acts on the target any more.
+  return cudaEventQuery(target_sent_) != cudaErrorNotReady;
 }
 
 coop::detail::Membership JobCore::membership() const {

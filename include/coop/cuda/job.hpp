@@ -19,6 +19,7 @@
 #include "coop/policy.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
+struct CUevent_st;   // cudaEvent_t is CUevent_st*
 
 namespace coop::cuda {
 
@@ -32,6 +33,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
 
   std::uint32_t reported_active() const override { return reported_.load(); }
   void set_target(std::uint32_t target) override;
+  bool target_settled() const override;
   std::string describe() const override;
   coop::detail::Membership membership() const override;
 
@@ -82,6 +84,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
   std::uint32_t* control_staging_ = nullptr;  // pinned: target, suspend, abort values
   std::vector<CUstream_st*> streams_;
+  CUevent_st* target_sent_ = nullptr;  // recorded after each target copy (target_settled)
   std::uint32_t consumed_ = 0;
   std::uint32_t polls_ = 0;
 
