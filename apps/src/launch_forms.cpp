@@ -44,6 +44,7 @@ void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
   auto t0 = Clock::now();
   Job job = rt.launch<K>(lc, params, transmit);
   if (cfg.on_kernel) cfg.on_kernel(true);  // admitted: the scheduler knows the job from here
+  if (cfg.on_job) cfg.on_job(job);
   job.wait();
   r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (cfg.on_kernel) cfg.on_kernel(false);

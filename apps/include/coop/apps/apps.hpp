@@ -76,6 +76,10 @@ struct RunConfig {
   /// preparing buffers or reading results back): benchmarks keep a clock of kernel time with
   /// it.
   std::function<void(bool running)> on_kernel = {};
+  /// Cooperative and standalone forms: called with the job right after it is admitted (before
+  /// it is waited for), so that another thread may watch or steer it (stats, set_cap, suspend,
+  /// cancel) while run() blocks. Not called for the multi-launch form.
+  std::function<void(const Job&)> on_job = {};
   /// Phased apps, cooperative form: run each phase as a coop::for_each loop, so that
   /// workgroups can leave inside a phase (between chunks) and not only at its resizing
   /// barrier. Off by default: on an H100 the loop's kernels hold more registers (fewer
