@@ -26,6 +26,17 @@ cp scripts/device_steps.sh "$kit/"
 # Boost.Context (the CPU backend's fibers) is a shared library the GPU machine's image lacks.
 mkdir -p "$kit/lib"
 cp -L /usr/lib/x86_64-linux-gnu/libboost_context.so.* "$kit/lib/"
+# The Python extension's objects, to relink it there for that machine's Python
+# (scripts/python_module_relink.sh), and the package as built here.
+if [ -d "$build/python/coop" ]; then
+  objects="$kit/python/objects"
+  mkdir -p "$objects"
+  cp "$build"/python/CMakeFiles/coop_python.dir/src/{jobs,example_jobs}.cpp.o "$objects/"
+  for o in "$objects"/*.cpp.o; do mv "$o" "${o%.cpp.o}.o"; done
+  cp "$build"/libcoop.a "$build"/apps/libcoop_apps.a "$build"/graph/libcoop_graph.a "$objects/"
+  cp -L /usr/lib/x86_64-linux-gnu/libboost_context.so.* "$objects/"
+  strip -g "$objects"/*.o "$objects"/*.a
+fi
 if [ $# -ge 1 ]; then cp -r "$1" "$kit/bench"; fi
 size=$(du -sm "$kit" | cut -f1)
 echo "build/kit: ${size} MiB (a visit carries at most 64 MiB)"
