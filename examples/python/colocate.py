@@ -163,6 +163,7 @@ def main():
     print(f"coop {coop.__version__} on {rt.device_name}; background GEMM "
           f"{shape['m']}x{shape['n']}x{shape['k']}", file=sys.stderr)
 
+    print("the request alone", file=sys.stderr)
     # The request alone (warm first: kernels load before any persistent job runs).
     request.alone()
     alone = []
@@ -185,6 +186,7 @@ def main():
         background = rt.launch_app("gemm", passes=1 << 30, **shape,
                                    **(plain if half == "without coop" else {}))
         time.sleep(0.2)  # the background is running
+        print(f"{half}: background running", file=sys.stderr)
         tiles0, t0 = background.stats()["tiles_done"], time.perf_counter()
         latencies = serve(rt, request, half, args.seconds, args.load, alone_s, args.seed)
         tiles_per_s = (background.stats()["tiles_done"] - tiles0) / (time.perf_counter() - t0)

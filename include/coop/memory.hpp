@@ -16,7 +16,14 @@ namespace detail {
 /// Zeroed memory visible to the host and the device (managed memory when a CUDA device is
 /// present); throws std::bad_alloc or std::runtime_error with the CUDA reason.
 void* managed_alloc(std::size_t bytes);
+/// Frees managed_alloc's memory. On a GPU, while a job of coop's runs there the free is deferred
+/// until the last run ends: cudaFree waits for every kernel on the device, a persistent job's
+/// too, and would not return while the job runs (memory dropped beside a long-running job is
+/// held until then).
 void managed_free(void* p) noexcept;
+/// The CUDA backend brackets each run of a job on the device with these (managed_free).
+void device_run_started() noexcept;
+void device_run_ended() noexcept;
 /// Moves managed pages to the GPU ahead of a kernel that uses them (waits until they are
 /// there), so that timings do not include page faults. Nothing to do without a GPU.
 void managed_to_device(const void* p, std::size_t bytes);

@@ -3,6 +3,7 @@ schedules too; parameters and bad input as Python errors."""
 
 import pathlib
 import threading
+import time
 
 import coop
 import numpy as np
@@ -85,23 +86,24 @@ def test_gemm_equals_numpy(rt):
 
 
 def test_wait_releases_the_gil():
+    # The job runs until another Python thread stops it: wait() returns only if that thread
+    # could run meanwhile (the passes bound the wait should the GIL be held).
     rt = coop.Runtime(backend="cpu", cpu_slots=4)
-    job = rt.launch_app("bfs", gen="grid:60x60")
+    job = rt.launch_app("gemm", m=256, n=256, k=32, passes=20000)
     ticks = []
-    stop = threading.Event()
 
-    def count():
-        while not stop.is_set():
+    def stop_after_ticks():
+        while len(ticks) < 20:
             ticks.append(1)
-            stop.wait(0.001)
+            time.sleep(0.001)
+        job.stop()
 
-    t = threading.Thread(target=count)
+    t = threading.Thread(target=stop_after_ticks)
     t.start()
     job.wait()
-    stop.set()
     t.join()
     assert job.validate()["ok"]
-    assert len(ticks) > 1  # the other thread ran while this one waited
+    assert job.stats()["tiles_done"] < 4 * 20000, "wait() held the GIL until the job ended"
 
 
 def test_suspend_resume_and_cap():

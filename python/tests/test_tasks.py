@@ -1,6 +1,7 @@
 """Tasks from Python: the with-statement, submit and run; capacity really taken from the job;
 errors of the task's work reach the caller."""
 
+import gc
 import threading
 import time
 
@@ -36,6 +37,27 @@ def test_task_scope_takes_workgroups_from_the_job(rt):
         record = r
     assert record["groups"] == k and record["gather_ms"] >= 0 and record["end_ms"] >= record["start_ms"]
     stop_and_check(job)
+
+
+def test_stats_of_a_running_job(rt):
+    job = long_gemm(rt)
+    while job.stats()["tiles_done"] < 8:  # read from the device while the job runs
+        pass
+    s = job.stats()
+    assert s["end_ms"] == 0 and s["max_groups"] == job.max_groups
+    stop_and_check(job)
+    assert job.stats()["end_ms"] >= job.stats()["start_ms"]
+
+
+def test_a_job_dropped_while_another_runs(rt):
+    # Freeing a job's memory waits for every kernel on a GPU; beside a running cooperative job
+    # coop defers the free (it would never return), and the memory goes when no job runs.
+    first = long_gemm(rt)
+    stop_and_check(first)
+    second = long_gemm(rt)
+    del first
+    gc.collect()
+    stop_and_check(second)
 
 
 def test_scope_record_and_fraction(rt):

@@ -3,10 +3,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
 #include "coop/cuda/streams.hpp"
+#include "coop/memory.hpp"
 
 namespace coop::cuda {
 
@@ -49,6 +51,9 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, 4 * sizeof(std::uint32_t),
                                  "allocating control staging");
   control_staging_ = staging_buffer_.as<std::uint32_t>();
+  channel_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, sizeof(DeviceState),
+                                 "allocating a job state copy");
+  state_copy_ = channel_buffer_.as<DeviceState>();
   check(cudaEventCreateWithFlags(&target_sent_, cudaEventDisableTiming), "creating an event");
 }
 
@@ -127,8 +132,15 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   reported_.store(m0);
   running_ = true;
   record_start(m0);
-  check(launch_grid(0, m0, site, transmit, idle_stream(), true),
-        "launching the cooperative kernel (cudaLaunchCooperativeKernel)");
+  run_counted_ = true;
+  coop::detail::device_run_started();
+  try {
+    check(launch_grid(0, m0, site, transmit, idle_stream(), true),
+          "launching the cooperative kernel (cudaLaunchCooperativeKernel)");
+  } catch (...) {
+    if (run_counted_.exchange(false)) coop::detail::device_run_ended();
+    throw;
+  }
 }
 
 const EventHeader* JobCore::event(std::uint32_t index) const {
@@ -223,6 +235,7 @@ void JobCore::finish(bool suspended) {
             cudaGetErrorString(rc) + ")";
   }
   if (err.empty()) err = describe_error();
+  if (run_counted_.exchange(false)) coop::detail::device_run_ended();  // no kernel of it runs
   std::unique_lock lock(mu_);
   running_ = false;
   end_run(lock, suspended, reported_.load(), err);
@@ -249,11 +262,20 @@ bool JobCore::service_or_fail() {
   }
 }
 
-void JobCore::read_channel(coop::detail::Channel& out) const {
+void JobCore::copy_state(std::size_t bytes) const {
+  // Through pinned memory: a copy into pageable memory (a stack variable) is staged by the
+  // driver and was seen to wait for the persistent job itself, never returning while it ran.
   cudaStream_t ctl = dev_.control_stream();
-  check(cudaMemcpyAsync(&out, &state_->channel, sizeof(out), cudaMemcpyDeviceToHost, ctl),
-        "reading job statistics");
-  check(cudaStreamSynchronize(ctl), "reading job statistics");
+  check(cudaMemcpyAsync(state_copy_, state_, bytes, cudaMemcpyDeviceToHost, ctl),
+        "reading the job's state");
+  check(cudaStreamSynchronize(ctl), "reading the job's state");
+}
+
+void JobCore::read_channel(coop::detail::Channel& out) const {
+  static_assert(offsetof(DeviceState, channel) == 0, "the channel opens the device state");
+  std::lock_guard lock(state_copy_mu_);
+  copy_state(sizeof(coop::detail::Channel));
+  out = state_copy_->channel;
 }
 
 void JobCore::take_counters(JobStats& s) const {
@@ -273,10 +295,13 @@ void JobCore::abort_on_device() {
 
 std::string JobCore::describe() const {
   DeviceState host{};
-  cudaStream_t ctl = dev_.control_stream();
-  if (cudaMemcpyAsync(&host, state_, sizeof(host), cudaMemcpyDeviceToHost, ctl) != cudaSuccess ||
-      cudaStreamSynchronize(ctl) != cudaSuccess)
+  try {
+    std::lock_guard lock(state_copy_mu_);
+    copy_state(sizeof(host));
+    host = *state_copy_;
+  } catch (const std::exception&) {
     return "device state unreadable";
+  }
   const auto& ch = host.channel;
   const std::uint64_t w = ch.membership, r = ch.release;
   std::string s =

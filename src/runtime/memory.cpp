@@ -2,9 +2,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifdef COOP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -44,10 +46,40 @@ void* managed_alloc(std::size_t bytes) {
   return p;
 }
 
+namespace {
+// Runs of coop jobs on the device now, and the frees waiting for them to end. The lock is held
+// across cudaFree, so that no run starts between the count's check and the free.
+std::mutex runs_mu;
+int runs_on_device = 0;
+std::vector<void*> deferred_frees;
+}  // namespace
+
+void device_run_started() noexcept {
+  std::lock_guard lock(runs_mu);
+  ++runs_on_device;
+}
+
+void device_run_ended() noexcept {
+#ifdef COOP_HAVE_CUDA
+  std::lock_guard lock(runs_mu);
+  if (--runs_on_device > 0) return;
+  for (void* p : deferred_frees) cudaFree(p);
+  deferred_frees.clear();
+#endif
+}
+
 void managed_free(void* p) noexcept {
   if (!p) return;
 #ifdef COOP_HAVE_CUDA
   if (have_device()) {
+    std::lock_guard lock(runs_mu);
+    if (runs_on_device > 0) {
+      try {
+        deferred_frees.push_back(p);
+      } catch (const std::bad_alloc&) {  // not even that: keep the memory rather than hang
+      }
+      return;
+    }
     cudaFree(p);
     return;
   }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,12 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   DeviceService& dev_;
   std::uint32_t cost_, transmit_bytes_, stride_, ring_slots_, flags_ = 0;
   // Buffers from the device's cache (freeing them would wait for the other jobs' kernels).
-  CachedBuffer state_buffer_, mailbox_buffer_, staging_buffer_;
+  CachedBuffer state_buffer_, mailbox_buffer_, staging_buffer_, channel_buffer_;
+  // Pinned: a copy from the device to pageable memory can wait for the job's kernels to end.
+  cuda::detail::DeviceState* state_copy_ = nullptr;
+  mutable std::mutex state_copy_mu_;
+  /// The device state's first `bytes` into the pinned copy (state_copy_mu_ held).
+  void copy_state(std::size_t bytes) const;
   cuda::detail::DeviceState* state_ = nullptr;  // device memory
   unsigned char* mailbox_host_ = nullptr;       // pinned, mapped
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
@@ -90,7 +96,8 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
 
   std::atomic<std::uint32_t> reported_{0};
   std::atomic<std::uint32_t> target_{0};
-  bool running_ = false;  ///< service thread only
+  std::atomic<bool> run_counted_{false};  ///< this run is in detail::device_run_started's count
+  bool running_ = false;                  ///< service thread only
   int resume_site_ = 0;
   std::vector<unsigned char> resume_transmit_;
 };
