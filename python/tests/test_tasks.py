@@ -16,6 +16,9 @@ def long_gemm(rt):
 
 
 def stop_and_check(job):
+    """Stops the job once it has made one whole product, and checks it."""
+    while job.stats()["tiles_done"] < job.stats()["tiles_per_product"] and not job.done():
+        time.sleep(0.001)
     job.stop()
     job.wait()
     assert job.validate()["ok"], job.validate()["detail"]

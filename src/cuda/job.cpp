@@ -54,7 +54,6 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   channel_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, sizeof(DeviceState),
                                  "allocating a job state copy");
   state_copy_ = channel_buffer_.as<DeviceState>();
-  check(cudaEventCreateWithFlags(&target_sent_, cudaEventDisableTiming), "creating an event");
 }
 
 JobCore::~JobCore() {
@@ -64,7 +63,6 @@ JobCore::~JobCore() {
     cudaStreamSynchronize(s);
     destroy_stream(s);
   }
-  cudaEventDestroy(target_sent_);
   // The buffers go back to the cache as the members are destroyed.
 }
 
@@ -83,12 +81,6 @@ void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {
 void JobCore::set_target(std::uint32_t target) {
   target_.store(target);
   write_control(&state_->channel.target, target);
-  check(cudaEventRecord(target_sent_, dev_.control_stream()), "recording a target write");
-}
-
-bool JobCore::target_settled() const {
-  // An error (the context is gone) settles it: no workgroup acts on the target any more.
-  return cudaEventQuery(target_sent_) != cudaErrorNotReady;
 }
 
 coop::detail::Membership JobCore::membership() const {

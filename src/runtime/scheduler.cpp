@@ -77,28 +77,7 @@ Scheduler::JobEntry* Scheduler::find(JobControl* job) {
 
 std::uint32_t Scheduler::occupied(const JobEntry& e) const {
   if (e.suspended) return 0;
-  if (e.reserved) return units_for(e, e.n);
-  return units_for(e, std::max({e.target, e.job->reported_active(), e.unconfirmed}));
-}
-
-bool Scheduler::confirm_grants() {
-  // A fork reads the target and then adds to M; its report reaches the host a few microseconds
-  // later. Taking a grant back is sure once the lowered target is on the device and that long
-  // has passed: a fork that read the old target is reported by then (M above the target, so
-  // its workgroups are kills on their way back, and still counted as the job's).
-  constexpr auto report_delay = std::chrono::microseconds(20);
-  bool pending = false;
-  for (auto& e : jobs_) {
-    if (e.unconfirmed == 0) continue;
-    if (e.settled_at == clock::time_point{}) {
-      if (e.job->target_settled()) e.settled_at = clock::now();
-    } else if (clock::now() - e.settled_at >= report_delay) {
-      e.unconfirmed = 0;
-      continue;
-    }
-    pending = true;
-  }
-  return pending;
+  return units_for(e, e.reserved ? e.n : std::max(e.target, e.job->reported_active()));
 }
 
 std::int64_t Scheduler::free_locked() const {
@@ -178,17 +157,11 @@ std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock,
   }
   // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
   // sleeping thread costs.
-  // Grants taken back are confirmed by time, not by an event: spin on while one is pending.
   const auto spin_until = clock::now() + std::chrono::milliseconds(2);
-  bool confirming = true;
-  while (it->got < it->need && (clock::now() < spin_until || confirming)) {
+  while (it->got < it->need && clock::now() < spin_until) {
     lock.unlock();
     std::this_thread::yield();
     lock.lock();
-    if (confirming) {
-      dispatch();  // gives what confirm_grants() freed
-      confirming = confirm_grants();
-    }
   }
   auto ready = [&] {
     if (closed_) return true;
@@ -366,7 +339,6 @@ void Scheduler::set_cap(JobControl* job, std::uint32_t cap) {
 }
 
 void Scheduler::dispatch() {
-  confirm_grants();
   std::int64_t free = free_locked();
   // Waiting tasks first, highest priority first, FIFO within a priority. Not once the runtime
   // has closed: a request still short then fails, even if capacity comes back meanwhile (the
@@ -454,15 +426,12 @@ void Scheduler::reclaim() {
       missing -= std::int64_t(m - e.target) * e.cost;
   }
   if (missing <= 0) return;
-  // Grants not yet used come back (once confirmed: the job may have used them unreported).
+  // Unconsumed grants come back at once.
   for (auto& e : jobs_) {
     if (e.reserved || e.preempting || e.cancelled || missing <= 0) continue;
     std::uint32_t m = e.job->reported_active();
     if (e.target > m) {
       missing -= std::int64_t(e.target - m) * e.cost;
-      // Counted as on its way back, but free only once confirm_grants() says so.
-      e.unconfirmed = std::max(e.unconfirmed, e.target);
-      e.settled_at = {};
       set_target(e, m);
     }
   }

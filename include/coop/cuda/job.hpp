@@ -20,7 +20,6 @@
 #include "coop/policy.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
-struct CUevent_st;   // cudaEvent_t is CUevent_st*
 
 namespace coop::cuda {
 
@@ -34,7 +33,6 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
 
   std::uint32_t reported_active() const override { return reported_.load(); }
   void set_target(std::uint32_t target) override;
-  bool target_settled() const override;
   std::string describe() const override;
   coop::detail::Membership membership() const override;
 
@@ -90,7 +88,6 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
   std::uint32_t* control_staging_ = nullptr;  // pinned: target, suspend, abort values
   std::vector<CUstream_st*> streams_;
-  CUevent_st* target_sent_ = nullptr;  // recorded after each target copy (target_settled)
   std::uint32_t consumed_ = 0;
   std::uint32_t polls_ = 0;
 

@@ -34,9 +34,6 @@ class JobControl {
   virtual std::uint32_t reported_active() const = 0;
   /// The M the scheduler wants (kill requests above it, fork grants below it).
   virtual void set_target(std::uint32_t target) = 0;
-  /// Whether the last set_target has reached the job's workgroups (a GPU's copy may still be in
-  /// flight): until then they may act on the target before it.
-  virtual bool target_settled() const { return true; }
 
   /// How the scheduler may take the job's capacity besides kills.
   enum class Preemption : std::uint8_t {
@@ -166,11 +163,6 @@ class Scheduler {
     bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
     bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
     std::uint32_t full = 0;   ///< units held at M = N (>= n * cost)
-    /// A fork grant taken back before the job reported using it: its workgroups may have forked
-    /// into it already (a GPU's report is still on its way), so M up to here counts as the
-    /// job's until the lowered target has settled and a report could have followed.
-    std::uint32_t unconfirmed = 0;
-    clock::time_point settled_at{};  ///< when the lowered target was first seen settled
   };
   JobEntry* find(JobControl* job);
   std::uint32_t occupied(const JobEntry& e) const;  // units
@@ -179,9 +171,6 @@ class Scheduler {
     return m >= e.n ? e.full : m * e.cost;
   }
   std::int64_t free_locked() const;
-  /// Drops the unconfirmed grants whose lowered target has settled long enough for a fork's
-  /// report to arrive; true if one is still unconfirmed.
-  bool confirm_grants();
   /// How many workgroups beyond the `base` just gathered a job being started can take from
   /// free capacity, at most `most`.
   std::uint32_t spare_groups(const JobEntry& e, std::uint32_t base, std::uint32_t most) const;
