@@ -499,6 +499,18 @@ PYBIND11_MODULE(_coop, m) {
           },
           "fn"_a, py::kw_only(), "groups"_a = 0, "fraction"_a = 0.0, "priority"_a = 0,
           "Blocks until the capacity is free, runs fn(task) on this thread, returns the record.")
+      .def(
+          "run",
+          [](const RuntimePtr& rt, std::uint32_t groups, py::function fn, int priority) {
+            auto work = python_work(std::move(fn));
+            TaskRecord r;
+            {
+              py::gil_scoped_release unlocked;
+              r = rt->run(groups, work, priority);
+            }
+            return record_dict(r);
+          },
+          "groups"_a, "fn"_a, "priority"_a = 0, "rt.run(groups, fn): the same with the size first.")
       .def("task_records",
            [](const Runtime& r) {
              py::list l;

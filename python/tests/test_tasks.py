@@ -108,6 +108,8 @@ def test_run_blocks_and_returns_the_record(rt):
     record = rt.run(lambda t: calls.append(t.backend), groups=1)
     assert calls == [rt.backend]
     assert record["groups"] == 1 and record["run_ms"] >= 0
+    assert rt.run(2, lambda t: calls.append(t.groups))["groups"] == 2  # size first
+    assert calls[-1] == 2
     stop_and_check(job)
 
 
