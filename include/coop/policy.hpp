@@ -64,6 +64,12 @@ struct KernelTraits {
   bool kill_any_order = false;
   /// Workgroup 0 may be killed when it is the last one, ending the kernel early.
   bool allow_kill_zero = false;
+  /// Launch bounds (CUDA's __launch_bounds__): workgroups of at most this many threads (0: no
+  /// bound). A launch with more is rejected on every backend.
+  std::uint32_t max_threads = 0;
+  /// With max_threads: compile the GPU kernel so that this many workgroups fit on an SM
+  /// (registers per thread capped accordingly), as the plain kernel it replaces may be.
+  std::uint32_t min_groups_per_sm = 0;
 };
 
 /// Execution mode of a launch.

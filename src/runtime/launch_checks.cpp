@@ -7,15 +7,19 @@
 
 namespace coop::detail {
 
-void check_threads(const LaunchConfig& cfg) {
+void check_threads(const LaunchConfig& cfg, const KernelTraits& traits) {
   if (cfg.threads == 0 || cfg.threads > 1024)
     throw std::invalid_argument("threads per workgroup must be in [1, 1024], got " +
                                 std::to_string(cfg.threads));
+  if (traits.max_threads && cfg.threads > traits.max_threads)
+    throw std::invalid_argument(
+        "the kernel declares at most " + std::to_string(traits.max_threads) +
+        " threads per workgroup (KernelTraits::max_threads), got " + std::to_string(cfg.threads));
 }
 
 std::uint32_t checked_groups(const LaunchConfig& cfg, std::uint64_t resident,
-                             const std::string& resident_text) {
-  check_threads(cfg);
+                             const std::string& resident_text, const KernelTraits& traits) {
+  check_threads(cfg, traits);
   const std::uint64_t limit = std::min<std::uint64_t>(resident, kMaxGroupsLimit);
   const std::uint64_t n = cfg.max_groups ? cfg.max_groups : limit;
   if (n > limit)

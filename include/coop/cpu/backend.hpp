@@ -126,6 +126,11 @@ class Ctx {
                                          return protocol().offer_kill(wg_.id, site) ? 1u : 0u;
                                        }) != 0;)
   }
+  COOP_HD bool kill_requested(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(return collective(detail::SiteKind::query, site, [&] {
+                            return protocol().kill_wanted(wg_.id) ? 1u : 0u;
+                          }) != 0;)
+  }
   COOP_HD std::uint32_t request_fork(int site = __builtin_LINE()) {
     COOP_HOST_BODY(m_seen_ = 0;
                    return std::uint32_t(collective(detail::SiteKind::request_fork, site, [&] {
@@ -285,7 +290,8 @@ coop::Job launch(detail::Scheduler& sched, const LaunchConfig& cfg, const Option
                  const params_t<K>& params, const transmit_t<K>& transmit) {
   const std::uint32_t n = detail::checked_groups(
       cfg, sched.capacity(),
-      "the workgroups that can be resident at once (" + std::to_string(sched.capacity()) + ")");
+      "the workgroups that can be resident at once (" + std::to_string(sched.capacity()) + ")",
+      detail::traits_of<K>());
   auto job = std::make_shared<Job<K>>(sched, cfg, n, opts, params);
   const std::uint32_t m0 = sched.admit(job.get(), cfg, n);
   job->launch(m0, transmit);

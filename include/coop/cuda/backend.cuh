@@ -16,6 +16,7 @@
 
 #include "coop/cuda/job.hpp"
 #include "coop/cuda/state.hpp"
+#include "coop/detail/launch_checks.hpp"
 #include "coop/detail/protocol.hpp"
 #include "coop/kernel.hpp"
 
@@ -233,6 +234,15 @@ class Ctx {
     if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
   }
+  // The same vote as an idle offer_kill, on the values thread 0 loaded at its last check.
+  __device__ bool kill_requested() {
+    m_seen_ = 0;
+    const bool maybe =
+        threadIdx.x == 0 && coop::detail::kill_wanted(id_, seen_word_, seen_target_, a_.flags);
+    const bool any = __syncthreads_or(maybe);
+    prefetch();
+    return any;
+  }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
@@ -326,9 +336,10 @@ class Ctx {
   std::uint32_t seen_target_ = 0;
 };
 
-/// Every block of every grid of a job of kernel K runs this.
+/// Every block of every grid of a job of kernel K runs this (from the __global__ functions
+/// below: one without launch bounds, one with the kernel's).
 template <class K>
-__global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
+__device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
   __shared__ alignas(16) unsigned char raw[sizeof(BlockState<K>)];
   BlockState<K>& bs = *reinterpret_cast<BlockState<K>*>(raw);
   const std::uint32_t id = a.first + blockIdx.x;
@@ -346,6 +357,21 @@ __global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
   }
   __syncthreads();
   if (threadIdx.x == 0) block_exit(a, (bs.flags & (block_killed | block_aborted)) == 0);
+}
+
+template <class K>
+__global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
+  run_block<K>(a);
+}
+/// K's launch bounds (KernelTraits::max_threads, min_groups_per_sm).
+template <class K>
+inline constexpr unsigned max_threads_of = coop::detail::traits_of<K>().max_threads;
+template <class K>
+inline constexpr unsigned min_groups_of = coop::detail::traits_of<K>().min_groups_per_sm;
+template <class K>
+__global__ void __launch_bounds__(max_threads_of<K>, min_groups_of<K>)
+    bounded_kernel(const __grid_constant__ LaunchArgs<K> a) {
+  run_block<K>(a);
 }
 
 /// Mode::persistent: the kernel context of a plain persistent kernel, the baseline cooperative
@@ -370,6 +396,7 @@ class PlainCtx {
 
   __device__ void barrier(int = 0) { __syncthreads(); }
   __device__ bool offer_kill(int = 0) { return false; }
+  __device__ bool kill_requested() { return false; }
   __device__ std::uint32_t request_fork(int = 0) { return 0; }
   __device__ void global_barrier(int = 0) {
     cooperative_groups::this_grid().sync();
@@ -401,7 +428,7 @@ class PlainCtx {
 
 /// Every block of a Mode::persistent job of kernel K runs this (one cooperative grid).
 template <class K>
-__global__ void plain_kernel(const __grid_constant__ LaunchArgs<K> a) {
+__device__ __forceinline__ void run_plain_block(const LaunchArgs<K>& a) {
   __shared__ alignas(16) unsigned char raw[sizeof(BlockState<K>)];
   BlockState<K>& bs = *reinterpret_cast<BlockState<K>*>(raw);
   for (std::uint32_t i = threadIdx.x; i < sizeof(BlockState<K>); i += blockDim.x) raw[i] = 0;
@@ -413,11 +440,27 @@ __global__ void plain_kernel(const __grid_constant__ LaunchArgs<K> a) {
   if (threadIdx.x == 0) block_exit(a, true);
 }
 
-/// The __global__ function a job of K runs: the cooperative or the plain persistent kernel.
+template <class K>
+__global__ void plain_kernel(const __grid_constant__ LaunchArgs<K> a) {
+  run_plain_block<K>(a);
+}
+template <class K>
+__global__ void __launch_bounds__(max_threads_of<K>, min_groups_of<K>)
+    bounded_plain_kernel(const __grid_constant__ LaunchArgs<K> a) {
+  run_plain_block<K>(a);
+}
+
+/// The __global__ function a job of K runs: the cooperative or the plain persistent kernel,
+/// with K's launch bounds when it declares them.
 template <class K>
 const void* kernel_function(Mode mode) {
-  return mode == Mode::persistent ? reinterpret_cast<const void*>(&plain_kernel<K>)
-                                  : reinterpret_cast<const void*>(&kernel<K>);
+  if constexpr (max_threads_of<K> != 0) {
+    return mode == Mode::persistent ? reinterpret_cast<const void*>(&bounded_plain_kernel<K>)
+                                    : reinterpret_cast<const void*>(&bounded_kernel<K>);
+  } else {
+    return mode == Mode::persistent ? reinterpret_cast<const void*>(&plain_kernel<K>)
+                                    : reinterpret_cast<const void*>(&kernel<K>);
+  }
 }
 
 }  // namespace detail
@@ -495,6 +538,7 @@ coop::Job launch(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   static_assert(std::is_trivially_copyable_v<params_t<K>>, "Params must be trivially copyable");
   static_assert(std::is_trivially_copyable_v<transmit_t<K>>, "Transmit must be trivially copyable");
   check(cudaSetDevice(dev.device()), "selecting the device");
+  coop::detail::check_threads(cfg, coop::detail::traits_of<K>());
   int occ = shareable_occupancy(occupancy<K>(int(cfg.threads), cfg.mode, cfg.shared_carveout),
                                 int(cfg.threads));
   std::uint32_t n = checked_groups(dev.info(), cfg, occ);

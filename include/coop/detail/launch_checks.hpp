@@ -9,14 +9,15 @@
 
 namespace coop::detail {
 
-/// Throws std::invalid_argument unless cfg.threads is in [1, 1024].
-void check_threads(const LaunchConfig& cfg);
+/// Throws std::invalid_argument unless cfg.threads is in [1, 1024] and within the kernel's
+/// launch bound (KernelTraits::max_threads).
+void check_threads(const LaunchConfig& cfg, const KernelTraits& traits = {});
 
 /// Checks a launch on a device that holds `resident` workgroups of it at once and returns N
 /// (cfg.max_groups, or `resident` for 0). `resident_text` says what `resident` is, as in
 /// "max_groups 9 exceeds <resident_text>: ...". Throws std::invalid_argument with the reason
 /// when the launch cannot run (threads, N, the cap policy's cap, the shared-memory carveout).
 std::uint32_t checked_groups(const LaunchConfig& cfg, std::uint64_t resident,
-                             const std::string& resident_text);
+                             const std::string& resident_text, const KernelTraits& traits = {});
 
 }  // namespace coop::detail

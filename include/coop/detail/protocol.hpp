@@ -103,6 +103,21 @@ enum ChannelFlags : std::uint32_t {
   flag_no_grow = 1u << 5,        ///< adversarial-shrink: never fork or grow at a barrier
 };
 
+/// Whether offer_kill by workgroup `id` could accept, judged from a membership word and a target
+/// read earlier: what a kernel checks before it saves half-done work to leave (Ctx's
+/// kill_requested). A false "yes" costs only the save; a false "no" delays the leave by one
+/// check. Adversarial schedules say yes, so that the save path runs under test.
+COOP_HD constexpr bool kill_wanted(std::uint32_t id, std::uint64_t word, std::uint32_t target,
+                                   std::uint32_t flags) {
+  if (flags & flag_no_resize) return false;
+  if (flags & flag_adversarial) return true;
+  const std::uint32_t m = active_of(word);
+  if (target >= m) return false;
+  if (flags & flag_any_order) return true;
+  const std::uint32_t keep = (flags & flag_kill_zero) ? 0u : 1u;
+  return id >= (target > keep ? target : keep);  // batch_kill takes the top ids [floor, M)
+}
+
 inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 
 /// Scheduler channel of one job. The scheduler writes only `target` and `suspend` (plain
@@ -219,6 +234,11 @@ class Protocol {
     std::uint32_t m = active();
     std::uint32_t t = target();
     return m > t ? m - t : 0;
+  }
+
+  /// kill_wanted on fresh values.
+  COOP_HD bool kill_wanted(std::uint32_t id) const {
+    return detail::kill_wanted(id, word().load(), target(), flags_);
   }
 
   /// offer_kill by workgroup `id`; true if the workgroup must leave the kernel now.
