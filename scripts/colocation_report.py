@@ -46,7 +46,9 @@ build/cuda/coop_bench_colocate --only gemm                                   # t
 ```
 
 The background is the persistent tiled GEMM of `examples/kernels/persistent_gemm.hpp` (tensor
-cores through WMMA; an offer and a fork request between 128×128 tiles). Without coop it runs as
+cores through WMMA; an offer and a fork request between 128×128 tiles, and an offer every
+`--offer-steps` K-steps of 32 inside a tile, default 4, where a workgroup that is wanted elsewhere
+parks the tile's partial sums for another to finish). Without coop it runs as
 users have it: a plain persistent kernel (the same tile loop without the primitives) launched once
 per product and again as soon as the last one ends. With coop it is one cooperative job. The
 requests are an inference-like forward pass (four cuBLAS GEMMs of batch 512 and width 2048, each
@@ -55,7 +57,8 @@ time, served first come first served; latency counts from the arrival, queueing 
 bound: 1.2 × the request's p99 alone + 60 µs. "Background kept": tiles per second over the
 arrival window against the plain kernel alone on the whole device. Both sides' results are
 checked after every run (exact: small-integer inputs). `coop-whole` asks for all but one of the
-job's workgroups, `coop-half` for half of them.
+job's workgroups, `coop-half` for half of them; `coop-whole-between-tiles` is `coop-whole` with
+the GEMM offering only between tiles (`--offer-steps 0`).
 """
 
 
@@ -156,12 +159,19 @@ def main():
                + "; ".join(f"`{json.load(open(p))['command']}`" for p in a.inputs)
                + (f"; raw JSON and logs in `{a.results}`." if a.results else ".") + "\n")
     out.append("### The GEMM alone\n")
-    out.append("| shape | plain kernel | cooperative job (÷ plain) | cuBLAS TF32, same shape | one product | one tile per workgroup |")
-    out.append("|---|---|---|---|---|---|")
+    steps = g.get("offer_steps", 0)
+    between = g.get("cooperative_between_tiles_tflops")
+    out.append("| shape | plain kernel | cooperative job (÷ plain) | cooperative, offers between tiles only (÷ plain) | cuBLAS TF32, same shape | one product | one tile per workgroup | offer interval |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    interval = (f"{g['offer_interval_us']:.0f} µs ({steps} K-steps)" if steps
+                else f"{g['tile_us_per_workgroup']:.0f} µs (one tile)")
+    between_cell = (f"{between:.1f} ({g['cooperative_between_tiles_over_plain']:.3f})"
+                    if between is not None else "—")
     out.append(f"| {g['m']}×{g['n']}×{g['k']} | {g['plain_tflops']:.1f} TFLOP/s | "
                f"{g['cooperative_tflops']:.1f} ({g['cooperative_over_plain']:.3f}) | "
+               f"{between_cell} | "
                f"{g['cublas_tf32_tflops']:.1f} | {g['product_ms']:.1f} ms | "
-               f"{g['tile_us_per_workgroup']:.0f} µs |\n")
+               f"{g['tile_us_per_workgroup']:.0f} µs | {interval} |\n")
     out.append(f"The request alone: p50 {alone['p50']:.3f} ms, p99 {alone['p99']:.3f} ms; "
                f"SLO bound {req['slo_ms']:.3f} ms.\n")
     loads = sorted({r["load"] for r in rows})
@@ -213,13 +223,18 @@ def main():
         t5 = (f"{sp['latency_ms']['p99'] / p99:,.0f}×: {'yes' if sp['latency_ms']['p99'] >= 100 * p99 else 'no'}"
               if sp else "—")
         out.append(f"| {load:.0%} | {t1} | {t2} | {t3} | {t4} | {t5} |")
+    interval_text = (
+        f"every {steps} K-steps of 32 inside a tile ({g['offer_interval_us']:.0f} µs; a workgroup "
+        f"wanted elsewhere parks the tile's partial sums and another resumes it), and between tiles"
+        if steps else f"once per tile ({g['tile_us_per_workgroup']:.0f} µs per workgroup at K = {g['k']})")
     out.append(f"""
 What bounds coop's latency here: a request waits for the job's workgroups to reach their next
-offer, which comes once per tile ({g['tile_us_per_workgroup']:.0f} µs per workgroup at K =
-{g['k']}), then runs on the freed device; the job regrows between requests. Faster tiles (a
-better GEMM kernel, or smaller K per tile) shorten the wait in proportion. `coop-half` shows that
-a task of library kernels must ask for whole SMs: half of the job's workgroups is half of every
-SM, where cuBLAS's blocks do not fit beside a GEMM workgroup.
+offer, which comes {interval_text}; then the host learns that they left and launches the
+request's kernels on the freed device; the job regrows between requests. `coop-whole-between-tiles`
+is the same job offering only between tiles: the difference between the two rows is what the
+offers inside tiles buy. `coop-half` shows that a task of library kernels must ask for whole SMs:
+half of the job's workgroups is half of every SM, where cuBLAS's blocks do not fit beside a GEMM
+workgroup.
 """)
     out.append("")
     with open(a.md, "w") as f:

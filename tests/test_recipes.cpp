@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <random>
 #include <thread>
 
 #include "backend.hpp"
@@ -117,16 +119,19 @@ TEST(Recipes, CorrectWhileTasksTakeWorkgroups) {
 // schedules, over several passes; a stop flag ends a long run early with whole tiles only.
 TEST(PersistentGemmRecipe, AdversarialSchedulesGiveTheExactProduct) {
   auto rt = test::make_runtime(8);
-  const std::uint64_t n = std::max<std::uint64_t>(2, recipe_seeds() / 2);
-  std::uint64_t kills = 0;
+  const std::uint64_t n = std::max<std::uint64_t>(6, recipe_seeds() / 2);
+  std::uint64_t kills = 0, resumed = 0;
   for (std::uint64_t seed = 1; seed <= n; ++seed) {
     const std::uint32_t m = 128 * (1 + std::uint32_t(seed % 3)),
                         cols = 128 * (1 + std::uint32_t(seed % 2));
-    const std::uint32_t k = 32 * (1 + std::uint32_t(seed % 4)),
+    const std::uint32_t k = 32 * (1 + std::uint32_t(seed % 6)),
                         passes = 1 + std::uint32_t(seed % 3);
     const std::uint32_t threads = test::kOnGpu ? 256 : 1 + std::uint32_t(seed % 4);
     PersistentGemmBuffers::check_threads(threads, test::kOnGpu);
-    PersistentGemmBuffers b(m, cols, k, passes, seed);
+    // Offers inside tiles every 1 or 2 K-steps (or only between tiles), with as few as one
+    // parking slot: workgroups leave mid-tile and others finish their tiles.
+    PersistentGemmBuffers b(m, cols, k, passes, seed, 1 + std::uint32_t(seed % 4),
+                            std::uint32_t(seed % 3));
     b.a.to_device();
     b.b.to_device();
     auto job = rt->launch<PersistentGemm>({.max_groups = 1 + std::uint32_t(seed % 8),
@@ -137,8 +142,10 @@ TEST(PersistentGemmRecipe, AdversarialSchedulesGiveTheExactProduct) {
     ASSERT_EQ(*b.done, b.tiles() * passes) << "seed " << seed;
     ASSERT_EQ(b.c.to_vector(), b.reference_rows(0, m)) << "seed " << seed;
     kills += job.stats().kills;
+    resumed += *b.resumed;
   }
   EXPECT_GT(kills, 0u);
+  EXPECT_GT(resumed, 0u);  // some tiles were finished by another workgroup than began them
 
   // Stopped: the job ends early, and every tile it counted is whole.
   PersistentGemmBuffers b(256, 256, 64, 1000000, 7);
@@ -152,10 +159,72 @@ TEST(PersistentGemmRecipe, AdversarialSchedulesGiveTheExactProduct) {
   EXPECT_EQ(b.c.to_vector(), b.reference_rows(0, 256));
 }
 
+// Tasks take workgroups from the GEMM while its tiles are half done: the wanted workgroups park
+// their partial sums at the next offer inside the tile (kill_requested), and others finish them.
+TEST(PersistentGemmRecipe, TasksTakeWorkgroupsMidTileAndTheProductStaysExact) {
+  auto rt = test::make_runtime(8);
+  const std::uint32_t threads = test::kOnGpu ? 256u : 2u;
+  // Tens of milliseconds on either backend; 32 K-steps a tile, an offer after each.
+  const std::uint32_t side = test::kOnGpu ? 1024 : 256, passes = test::kOnGpu ? 100 : 2;
+  PersistentGemmBuffers b(side, side, 1024, passes, 3, test::kOnGpu ? 2048 : 16, 1);
+  b.a.to_device();
+  b.b.to_device();
+  auto job = rt->launch<PersistentGemm>({.threads = threads}, b.params());  // the whole device
+  // Tasks apart, so that the job regrows (forks mid-tile) before the next one takes them back.
+  const auto apart = std::chrono::microseconds(test::kOnGpu ? 1000 : 10000);
+  std::uint32_t tasks = 0;
+  while (!job.done() && tasks < 20) {
+    std::this_thread::sleep_for(apart);
+    rt->run(2, [](Task&) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+    ++tasks;
+  }
+  job.wait();
+  ASSERT_EQ(*b.done, b.tiles() * passes);
+  EXPECT_EQ(b.c.to_vector(), b.reference_rows(0, side));
+  EXPECT_GT(job.stats().kills, 0u);
+  EXPECT_GT(*b.resumed, 0u);  // a tile begun by one workgroup was finished by another
+}
+
+#if COOP_CUDA_COMPILER
+// The plain kernel made interruptible (the checkpoint-exit-relaunch baseline of the co-location
+// benchmark): stopped again and again at random moments, its tiles in progress parked and
+// resumed by the next launch, it still computes the exact product.
+TEST(PersistentGemmRecipe, InterruptedAndRelaunchedKernelGivesTheExactProduct) {
+  auto rt = test::make_runtime(8);  // managed memory as the GPU tests have it
+  PersistentGemmBuffers b(512, 512, 1024, 3, 5, 64, 1);
+  b.a.to_device();
+  b.b.to_device();
+  Managed<std::uint32_t> stop;
+  const PersistentGemm::Params p = b.params(stop.get());
+  std::mt19937_64 rng(17);
+  std::uint32_t launches = 0;
+  while (atomic_ref<std::uint64_t>(*b.done).load() < p.total) {
+    ASSERT_LT(launches, 100000u);
+    atomic_ref<std::uint32_t>(*stop).store(0);
+    persistent_gemm_plain<true><<<8, 256>>>(p);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));
+    atomic_ref<std::uint32_t>(*stop).store(1);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ++launches;
+  }
+  EXPECT_EQ(*b.done, p.total);
+  EXPECT_EQ(b.c.to_vector(), b.reference_rows(0, 512));
+  EXPECT_GT(*b.resumed, 0u);
+}
+#endif
+
 TEST(PersistentGemmRecipe, RejectsShapesItCannotTile) {
   EXPECT_THROW(PersistentGemmBuffers(100, 128, 32, 1), std::invalid_argument);
   EXPECT_THROW(PersistentGemmBuffers(128, 128, 33, 1), std::invalid_argument);
   EXPECT_THROW(PersistentGemmBuffers(128, 128, 32, 0), std::invalid_argument);
   EXPECT_THROW(PersistentGemmBuffers::check_threads(128, true), std::invalid_argument);
   EXPECT_NO_THROW(PersistentGemmBuffers::check_threads(3, false));
+  // Its launch bound (KernelTraits::max_threads), the same on every backend.
+  auto rt = test::make_runtime(4);
+  PersistentGemmBuffers b(128, 128, 32, 1);
+  test::expect_invalid(
+      [&] { rt->launch<PersistentGemm>({.max_groups = 1, .threads = 512}, b.params()); },
+      "the kernel declares at most 256 threads per workgroup (KernelTraits::max_threads), got "
+      "512");
 }

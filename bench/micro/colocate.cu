@@ -2,9 +2,11 @@
 // tensor cores) in the background and a Poisson stream of inference-like requests (four cuBLAS
 // GEMMs, each followed by an elementwise kernel) in the foreground, under the mechanisms a user
 // would pick: stream priority only (the GEMM as a plain persistent kernel, the requests on the
-// highest-priority stream), green contexts (static SM splits through the driver API), and coop
-// (the GEMM as a cooperative job, each request a task asking for half or nearly all of the
-// device). Latency is measured from each request's arrival (queueing included); the background's
+// highest-priority stream), checkpoint-exit-relaunch (the GEMM stopped for each request, its
+// tiles in progress parked and resumed by the next launch), green contexts (static SM splits
+// through the driver API), and coop (the GEMM as a cooperative job, each request a task asking
+// for half or nearly all of the device; the job offers inside tiles too, parking partial sums).
+// Latency is measured from each request's arrival (queueing included); the background's
 // throughput is tiles per second as a fraction of the plain kernel alone on the whole device.
 // Both sides' results are checked after each run, off the measured loop. `--only processes`
 // runs the two sides as two processes instead: time slicing, and MPS with the background limited
@@ -12,7 +14,7 @@
 // by this run).
 //
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
-//                            [--only gemm|colocate|processes]
+//                            [--offer-steps S] [--only gemm|colocate|processes]
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -241,6 +243,7 @@ struct Options {
   std::int64_t start_ns = 0, end_ns = 0;  // steady-clock window shared by the two children
   double load = 0, alone_ms = 0, slo_ms = 0;
   std::uint64_t seed = 1;
+  std::uint32_t offer_steps = examples::PersistentGemmBuffers::kDefaultOfferSteps;
 };
 
 Options parse(int argc, char** argv) {
@@ -285,10 +288,12 @@ Options parse(int argc, char** argv) {
       o.slo_ms = std::stod(value());
     } else if (a == "--seed") {
       o.seed = std::stoull(value());
+    } else if (a == "--offer-steps") {
+      o.offer_steps = std::uint32_t(std::stoul(value()));
     } else {
       throw std::invalid_argument(
           "usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] "
-          "[--loads 0.1,0.3,0.6] [--only gemm|colocate|processes]");
+          "[--loads 0.1,0.3,0.6] [--offer-steps S] [--only gemm|colocate|processes]");
     }
   }
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
@@ -547,6 +552,7 @@ int main(int argc, char** argv) {
                 {"gemm", {{"m", o.m}, {"n", o.n}, {"k", o.k}}}};
     std::printf("coop co-location on %s (%d SMs), %s\n", gpu.prop.name, sms, gpu.date.c_str());
     DeviceGemm g(o.m, o.n, o.k);
+    g.offer_steps = o.offer_steps;
     const std::uint64_t forever = 1u << 30;  // passes: the runs end by the stop flag
 
     // The background alone on the whole device: tiles per second over a window, both forms.
@@ -592,6 +598,14 @@ int main(int argc, char** argv) {
     const std::uint32_t coop_n = probe.max_groups();
     const double coop_rate = window_rate(sleep_for(o.seconds));
     finish_coop(probe);
+    double coop_rate_between_tiles = coop_rate;  // offers only between tiles
+    if (o.offer_steps) {
+      g.offer_steps = 0;
+      Job between = start_coop();
+      coop_rate_between_tiles = window_rate(sleep_for(o.seconds));
+      finish_coop(between);
+      g.offer_steps = o.offer_steps;
+    }
     // cuBLAS on the same shape (TF32 tensor cores), for scale.
     double cublas_tflops = 0;
     {
@@ -618,11 +632,14 @@ int main(int argc, char** argv) {
     const double plain_tflops = single_rate * g.tile_flops() / 1e12;
     const double relaunched_tflops = plain_rate * g.tile_flops() / 1e12;
     const double coop_tflops = coop_rate * g.tile_flops() / 1e12;
+    const double between_tflops = coop_rate_between_tiles * g.tile_flops() / 1e12;
     std::printf(
         "persistent GEMM %ux%ux%u alone: plain %.1f TFLOP/s (grid %d), cooperative %.1f "
-        "(N %u, %.3f of plain), cuBLAS TF32 %.1f; one tile %.1f us per workgroup\n",
-        o.m, o.n, o.k, plain_tflops, full_grid, coop_tflops, coop_n, coop_tflops / plain_tflops,
-        cublas_tflops, 1e6 / (single_rate / full_grid));
+        "(N %u, offers every %u K-steps: %.3f of plain; between tiles only: %.1f, %.3f), "
+        "cuBLAS TF32 %.1f; one tile %.1f us per workgroup\n",
+        o.m, o.n, o.k, plain_tflops, full_grid, coop_tflops, coop_n, o.offer_steps,
+        coop_tflops / plain_tflops, between_tflops, between_tflops / plain_tflops, cublas_tflops,
+        1e6 / (single_rate / full_grid));
     std::printf(
         "  relaunched once per product (%.1f ms each): %.1f TFLOP/s, the background alone\n",
         g.tiles() / plain_rate * 1e3, relaunched_tflops);
@@ -631,6 +648,11 @@ int main(int argc, char** argv) {
                         {"cooperative_tflops", coop_tflops},
                         {"cooperative_groups", coop_n},
                         {"cooperative_over_plain", coop_tflops / plain_tflops},
+                        {"offer_steps", o.offer_steps},
+                        {"offer_interval_us", 1e6 / (single_rate / full_grid) * o.offer_steps *
+                                                  PersistentGemm::kStep / o.k},
+                        {"cooperative_between_tiles_tflops", between_tflops},
+                        {"cooperative_between_tiles_over_plain", between_tflops / plain_tflops},
                         {"cublas_tf32_tflops", cublas_tflops},
                         {"relaunched_tflops", relaunched_tflops},
                         {"product_ms", g.tiles() / plain_rate * 1e3},
@@ -699,6 +721,25 @@ int main(int argc, char** argv) {
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
         record("stream-priority", load, l, rate, json::object());
       }
+      // Checkpoint, exit, relaunch: the GEMM stopped for each request (tiles parked at the next
+      // checkpoint), the request on the idle device, the GEMM launched again.
+      if (o.offer_steps) {
+        bench::InterruptibleBackground bg(g, low, full_grid, forever);
+        Latencies l;
+        const double rate = window_rate([&] {
+          l = poisson(load, e_ms, o.seconds, seed++, [&] {
+            bg.interrupt();
+            req.run(high);
+            bg.resume();
+          });
+        });
+        bg.finish();
+        if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        record("interrupt-relaunch", load, l, rate,
+               {{"offer_steps", o.offer_steps},
+                {"launches", bg.launches()},
+                {"tiles_resumed", g.resumed()}});
+      }
       // Green contexts: a static split, requests on `part` SMs, the GEMM on the rest.
       for (unsigned part : {16u, 32u, 64u}) {
         const std::string mech = "green-ctx-" + std::to_string(part);
@@ -724,31 +765,50 @@ int main(int argc, char** argv) {
           rows.push_back({{"mechanism", mech}, {"load", load}, {"error", e.what()}});
         }
       }
-      // coop: the GEMM as a cooperative job, each request a task for half or nearly all of it.
-      for (double share : {0.5, 1.0}) {
+      // coop: the GEMM as a cooperative job, each request a task for half or nearly all of it;
+      // the whole-device form also with offers only between tiles (what bounds the wait).
+      struct CoopForm {
+        const char* name;
+        double share;
+        std::uint32_t offer_steps;
+      };
+      std::vector<CoopForm> forms = {{"coop-half", 0.5, o.offer_steps},
+                                     {"coop-whole", 1.0, o.offer_steps}};
+      if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
+      for (const CoopForm& f : forms) {
+        g.offer_steps = f.offer_steps;
         Job job = start_coop();
-        const double fraction = share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : share;
-        const std::string mech = share == 1.0 ? "coop-whole" : "coop-half";
+        const double fraction = f.share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : f.share;
         Latencies l;
-        std::vector<double> gathers;
+        std::vector<double> gathers, runs;
         const double rate = window_rate([&] {
           l = poisson(load, e_ms, o.seconds, seed++, [&] {
             const TaskRecord r = rt.run_fraction(
                 fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1);
             gathers.push_back(r.gather_ms());
+            runs.push_back(r.run_ms());  // the request beside what the job kept
           });
         });
         const JobStats st = job.stats();
         finish_coop(job);
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
-        record(mech, load, l, rate,
+        record(f.name, load, l, rate,
                {{"fraction", fraction},
                 {"groups", job.max_groups()},
+                {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},
+                {"task_run_ms", lat_json(runs)},
                 {"kills", st.kills},
                 {"forked_groups", st.forked_groups},
+                {"tiles_resumed", g.resumed()},
                 {"m_timeline", m_timeline(st)}});
+        const bench::Percentiles gp(gathers), rp(runs);
+        std::printf(
+            "  %-22s           gather p50 %.3f p99 %.3f ms, the request's kernels p50 %.3f "
+            "p99 %.3f ms\n",
+            "", gp.median(), gp.at(0.99), rp.median(), rp.at(0.99));
       }
+      g.offer_steps = o.offer_steps;
     }
     out["rows"] = rows;
     out["background_alone_tiles_per_s"] = plain_rate;

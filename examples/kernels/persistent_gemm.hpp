@@ -1,13 +1,21 @@
 // A persistent tiled matrix multiply written as a cooperative kernel: C = A * B (row-major
 // floats), 128 x 128 output tiles claimed one at a time from a shared cursor, optionally over
-// several passes (a long-running background job). A workgroup offers to leave and new ones
-// join only between tiles, so a workgroup taken away never holds a half-computed tile. On the
-// GPU each tile runs on the tensor cores (WMMA, TF32 inputs, FP32 accumulation) from tiles of A
-// and B staged in workgroup-shared memory; the CPU backend computes the same tiles in plain FP32.
+// several passes (a long-running background job). On the GPU each tile runs on the tensor cores
+// (WMMA, TF32 inputs, FP32 accumulation) from tiles of A and B staged in workgroup-shared
+// memory; the CPU backend computes the same tiles in plain FP32.
+//
+// A workgroup offers to leave between tiles and, every `offer_steps` K-steps, inside a tile: when
+// the scheduler wants it back (ctx.kill_requested()), it parks the tile's partial sums in a slot
+// of global memory, offers, and leaves; the next workgroup to claim work resumes the parked tile
+// at the K it reached. Nothing is lost or computed twice, and the offer interval is a few K-steps
+// (tens of microseconds) instead of a whole tile. If the offer declines, the workgroup takes the
+// tile back, unless another workgroup already did (then that one finishes it). At the same
+// points it requests forks whose workgroups start at the kernel's beginning (resume point 0), so
+// the job regrows as soon as capacity comes back, not when a tile ends.
 //
 // This is the case behind PyTorch's `sm_carveout` and Triton's `idle_sms`: a persistent GEMM
 // occupies every SM until it ends, so a concurrent kernel waits for it, whatever its priority.
-// As a cooperative kernel it gives SMs back within one tile's time.
+// As a cooperative kernel it gives SMs back within a few K-steps.
 //
 // Shapes: M and N multiples of 128, K a multiple of 32 (PersistentGemmBuffers checks). With
 // small-integer inputs (as the tests use) every product is exact in TF32 and FP32, so the GPU's
@@ -35,36 +43,125 @@ struct PersistentGemm {
   static constexpr std::uint32_t kStep = 32;      ///< K per stage in shared memory
   static constexpr std::uint32_t kThreads = 256;  ///< the GPU path's warps: 8 of 64 x 32 each
   static constexpr std::uint32_t kPad = 4;        ///< shared rows padded against bank conflicts
+  static constexpr std::uint32_t kNoSlot = ~0u;
+  /// Two workgroups per SM, as the plain kernel has: the GPU kernel's registers stay within 128.
+  static constexpr KernelTraits traits{.max_threads = kThreads, .min_groups_per_sm = 2};
+
+  /// A parking slot's record; its partial sums are the slot's 128 x 128 floats of `partial`.
+  struct Slot {
+    std::uint32_t state;  ///< slot_free, slot_held (being written or read) or slot_parked
+    std::uint32_t k;      ///< K already summed
+    std::uint64_t tile;   ///< the claim (over all passes)
+  };
+  enum SlotState : std::uint32_t { slot_free = 0, slot_held = 1, slot_parked = 2 };
 
   struct Params {
     const float* a;  ///< M x K
     const float* b;  ///< K x N
     float* c;        ///< M x N
     std::uint32_t m, n, k;
-    std::uint64_t tiles;  ///< tiles per pass: (M / 128) * (N / 128)
-    std::uint64_t total;  ///< tiles * passes
-    std::uint64_t* next;  ///< the cursor: the next unclaimed tile (over all passes)
-    std::uint64_t* done;  ///< tiles finished (progress for the host)
-    std::uint32_t* stop;  ///< nonzero: claim no more tiles (nullptr: run every pass)
+    std::uint64_t tiles;              ///< tiles per pass: (M / 128) * (N / 128)
+    std::uint64_t total;              ///< tiles * passes
+    std::uint64_t* next;              ///< the cursor: the next unclaimed tile (over all passes)
+    std::uint64_t* done;              ///< tiles finished (progress for the host)
+    std::uint32_t* stop;              ///< nonzero: claim no more tiles (nullptr: run every pass)
+    Slot* slots = nullptr;            ///< parking slots (nullptr: offers only between tiles)
+    float* partial = nullptr;         ///< slot_count x 128 x 128 partial sums
+    std::uint32_t* parked = nullptr;  ///< slots parked now
+    std::uint32_t slot_count = 0;
+    std::uint32_t offer_steps = 0;     ///< K-steps between offers inside a tile (0: none)
+    std::uint64_t* resumed = nullptr;  ///< counts parked tiles resumed (optional)
   };
-  /// Workgroup-shared memory: one K-step of A's rows and B's columns of the tile.
+  /// What a workgroup holds: a tile, the K already summed, the slot it resumes from (kNoSlot:
+  /// a fresh tile).
+  struct Work {
+    std::uint64_t tile;
+    std::uint32_t k;
+    std::uint32_t slot;
+  };
+  /// Workgroup-shared memory: one K-step of A's rows and B's columns of the tile, and the work
+  /// thread 0 claimed for the workgroup.
   struct Shared {
     alignas(32) float a[kTile][kStep + kPad];  // WMMA loads need 256-bit aligned rows
     alignas(32) float b[kStep][kTile + kPad];
+    Work work;
   };
+
+  /// A tile's running sums, held by the threads that compute it: on the GPU each warp's 32 x 64
+  /// sub-tile in tensor-core accumulator fragments; on the CPU backend the thread's elements
+  /// (tid, tid + threads, ...) of the row-major tile.
+  struct Sums {
+#if COOP_DEVICE_CODE
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float> f[2][4];
+#else
+    std::vector<float> v;
+#endif
+    /// Zero (`src` null) or loaded from a row-major tile at `src` with leading dimension `ld`.
+    COOP_HD void load(const float* src, std::uint32_t ld, std::uint32_t tid,
+                      std::uint32_t threads) {
+#if COOP_DEVICE_CODE
+      (void)threads;
+      const std::uint32_t warp = tid / 32, wr = (warp / 2) * 32, wc = (warp % 2) * 64;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 4; ++j)
+          if (src)
+            nvcuda::wmma::load_matrix_sync(f[i][j],
+                                           src + std::uint64_t(wr + 16 * i) * ld + wc + 16 * j, ld,
+                                           nvcuda::wmma::mem_row_major);
+          else
+            nvcuda::wmma::fill_fragment(f[i][j], 0.0f);
+#else
+      v.assign((kTile * kTile - tid + threads - 1) / threads, 0.0f);
+      if (src)
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          const std::uint32_t e = tid + std::uint32_t(i) * threads;
+          v[i] = src[std::uint64_t(e / kTile) * ld + e % kTile];
+        }
+#endif
+    }
+    /// Writes the sums to a row-major tile at `dst` with leading dimension `ld`.
+    COOP_HD void store(float* dst, std::uint32_t ld, std::uint32_t tid,
+                       std::uint32_t threads) const {
+#if COOP_DEVICE_CODE
+      (void)threads;
+      const std::uint32_t warp = tid / 32, wr = (warp / 2) * 32, wc = (warp % 2) * 64;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 4; ++j)
+          nvcuda::wmma::store_matrix_sync(dst + std::uint64_t(wr + 16 * i) * ld + wc + 16 * j,
+                                          f[i][j], ld, nvcuda::wmma::mem_row_major);
+#else
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::uint32_t e = tid + std::uint32_t(i) * threads;
+        dst[std::uint64_t(e / kTile) * ld + e % kTile] = v[i];
+      }
+#endif
+    }
+  };
+
+  /// Where tile `t` (of a pass) starts in C.
+  COOP_HD static std::uint64_t origin(const Params& p, std::uint64_t t) {
+    const std::uint32_t tiles_n = p.n / kTile;
+    return std::uint64_t(t / tiles_n) * kTile * p.n + std::uint64_t(t % tiles_n) * kTile;
+  }
+  COOP_HD static float* partial_of(const Params& p, std::uint32_t slot) {
+    return p.partial + std::uint64_t(slot) * kTile * kTile;
+  }
 
   /// Thread 0's claim: the next tile, or `total` when the passes are done or the job must stop.
   COOP_HD static std::uint64_t claim(const Params& p) {
     if (p.stop && atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed) != 0)
       return p.total;
+    if (atomic_ref<std::uint64_t>(*p.next).load(memory_order::relaxed) >= p.total) return p.total;
     return atomic_ref<std::uint64_t>(*p.next).fetch_add(1);
   }
 
-  /// Computes output tile `t` (of one pass) with `threads` threads; `sync` is a barrier of all
-  /// of them. Used by the cooperative kernel and by its plain CUDA twin alike.
+  /// Adds K-steps [s_begin, s_end) of tile `t` (of a pass) to `sums`, with `threads` threads;
+  /// `sync` is a barrier of all of them. Used by the cooperative kernel and by its plain CUDA
+  /// twin alike.
   template <class Sync>
-  COOP_HD static void tile(const Params& p, std::uint64_t t, Shared& sh, std::uint32_t tid,
-                           std::uint32_t threads, Sync&& sync) {
+  COOP_HD static void multiply(const Params& p, std::uint64_t t, std::uint32_t s_begin,
+                               std::uint32_t s_end, Sums& sums, Shared& sh, std::uint32_t tid,
+                               std::uint32_t threads, Sync&& sync) {
     const std::uint32_t tiles_n = p.n / kTile;
     const std::uint32_t row0 = std::uint32_t(t / tiles_n) * kTile;
     const std::uint32_t col0 = std::uint32_t(t % tiles_n) * kTile;
@@ -72,13 +169,9 @@ struct PersistentGemm {
     namespace wmma = nvcuda::wmma;
     using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
     using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
-    using Acc = wmma::fragment<wmma::accumulator, 16, 16, 8, float>;
     const std::uint32_t warp = tid / 32;
     const std::uint32_t wr = (warp / 2) * 32, wc = (warp % 2) * 64;  // warp's 32 x 64 sub-tile
-    Acc acc[2][4];
-    for (auto& r : acc)
-      for (auto& f : r) wmma::fill_fragment(f, 0.0f);
-    for (std::uint32_t k0 = 0; k0 < p.k; k0 += kStep) {
+    for (std::uint32_t k0 = s_begin * kStep; k0 < s_end * kStep; k0 += kStep) {
       // Stage A[row0.., k0..] (128 x 32) and B[k0.., col0..] (32 x 128), four floats at a time.
       for (std::uint32_t i = tid; i < kTile * kStep / 4; i += threads) {
         const std::uint32_t r = i / (kStep / 4), c = (i % (kStep / 4)) * 4;
@@ -108,28 +201,116 @@ struct PersistentGemm {
               fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
           }
           for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 4; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+            for (int j = 0; j < 4; ++j) wmma::mma_sync(sums.f[i][j], fa[i], fb[j], sums.f[i][j]);
         }
       }
       sync();  // every warp has read this stage before the next overwrites it
     }
-    if (warp < 8)
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 4; ++j)
-          wmma::store_matrix_sync(
-              p.c + std::uint64_t(row0 + wr + 16 * i) * p.n + col0 + wc + 16 * j, acc[i][j], p.n,
-              wmma::mem_row_major);
 #else
     (void)sh;
     (void)sync;
-    for (std::uint32_t e = tid; e < kTile * kTile; e += threads) {
+    for (std::size_t i = 0; i < sums.v.size(); ++i) {
+      const std::uint32_t e = tid + std::uint32_t(i) * threads;
       const std::uint32_t r = row0 + e / kTile, c = col0 + e % kTile;
-      float sum = 0;
-      for (std::uint32_t x = 0; x < p.k; ++x)
+      float sum = sums.v[i];
+      for (std::uint32_t x = s_begin * kStep; x < s_end * kStep; ++x)
         sum += p.a[std::uint64_t(r) * p.k + x] * p.b[std::uint64_t(x) * p.n + c];
-      p.c[std::uint64_t(r) * p.n + c] = sum;
+      sums.v[i] = sum;
     }
 #endif
+  }
+
+  /// Thread 0: the next work for its workgroup in `w` — a parked tile first, else a fresh one.
+  /// Returns 1 with work, 0 with none for now (a tile parked by a workgroup still running may
+  /// come: only with `wait_for_parked`), 2 when this workgroup is done (stopping, the cursor spent
+  /// and nothing to wait for, or every tile finished).
+  COOP_HD static std::uint32_t take_work(const Params& p, Work& w, bool wait_for_parked = true) {
+    if (p.slot_count && atomic_ref<std::uint32_t>(*p.parked).load(memory_order::relaxed) != 0)
+      for (std::uint32_t i = 0; i < p.slot_count; ++i) {
+        atomic_ref<std::uint32_t> state(p.slots[i].state);
+        std::uint32_t expect = slot_parked;
+        if (state.load(memory_order::relaxed) == slot_parked && state.cas(expect, slot_held)) {
+          atomic_ref<std::uint32_t>(*p.parked).fetch_sub(1);
+          if (p.resumed) atomic_ref<std::uint64_t>(*p.resumed).fetch_add(1, memory_order::relaxed);
+          w = {p.slots[i].tile, p.slots[i].k, i};
+          return 1;
+        }
+      }
+    const std::uint64_t t = claim(p);
+    if (t < p.total) {
+      w = {t, 0, kNoSlot};
+      return 1;
+    }
+    const bool stopping =
+        p.stop && atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed) != 0;
+    return stopping || !wait_for_parked || atomic_ref<std::uint64_t>(*p.done).load() >= p.total ? 2
+                                                                                                : 0;
+  }
+  /// Thread 0: a free slot for parking (kNoSlot: all in use; the workgroup then keeps its tile).
+  COOP_HD static std::uint32_t hold_slot(const Params& p, std::uint32_t hint) {
+    for (std::uint32_t i = 0; i < p.slot_count; ++i) {
+      const std::uint32_t s = (hint + i) % p.slot_count;
+      atomic_ref<std::uint32_t> state(p.slots[s].state);
+      std::uint32_t expect = slot_free;
+      if (state.load(memory_order::relaxed) == slot_free && state.cas(expect, slot_held)) return s;
+    }
+    return kNoSlot;
+  }
+
+  /// Runs the work in `sh.work` to its end and returns true, or returns false when the
+  /// workgroup left mid-tile (its sums parked for another workgroup to finish).
+  template <class Ctx>
+  COOP_HD static bool run(Ctx& ctx, const Params& p, Shared& sh) {
+    const std::uint32_t tid = ctx.local_id(), threads = ctx.local_size();
+    const Work w = sh.work;
+    auto sync = [&] { ctx.barrier(); };
+    Sums sums;
+    if (w.slot == kNoSlot) {
+      sums.load(nullptr, kTile, tid, threads);
+    } else {
+      thread_fence();  // thread 0 acquired the slot: read what its parker wrote, not a stale copy
+      sums.load(partial_of(p, w.slot), kTile, tid, threads);
+      ctx.barrier();  // every thread has read the slot before it is reused
+      if (tid == 0) atomic_ref<std::uint32_t>(p.slots[w.slot].state).store(slot_free);
+    }
+    const std::uint64_t t = w.tile % p.tiles;
+    const std::uint32_t steps = p.k / kStep;
+    for (std::uint32_t s = w.k / kStep; s < steps;) {
+      const std::uint32_t until =
+          p.offer_steps && p.slot_count ? (s / p.offer_steps + 1) * p.offer_steps : steps;
+      multiply(p, t, s, until < steps ? until : steps, sums, sh, tid, threads, sync);
+      s = until < steps ? until : steps;
+      if (s == steps) continue;
+      // Capacity came back: new workgroups start at the kernel's beginning (resume point 0) and
+      // take parked tiles or fresh ones, without waiting for this tile to end.
+      ctx.request_fork(0);
+      if (!ctx.kill_requested()) continue;
+      // Wanted elsewhere: park the sums, then offer.
+      const std::uint32_t slot = ctx.broadcast(tid == 0 ? hold_slot(p, ctx.group_id()) : 0u);
+      if (slot == kNoSlot) continue;
+      sums.store(partial_of(p, slot), kTile, tid, threads);
+      thread_fence();
+      ctx.barrier();
+      if (tid == 0) {
+        p.slots[slot].tile = w.tile;
+        p.slots[slot].k = s * kStep;
+        atomic_ref<std::uint32_t>(p.slots[slot].state).store(slot_parked);
+        atomic_ref<std::uint32_t>(*p.parked).fetch_add(1);
+      }
+      if (ctx.offer_kill()) return false;
+      // Declined: take the tile back, unless another workgroup has resumed it already.
+      const bool mine = ctx.broadcast(tid == 0 ? reclaim(p, slot) : false);
+      if (!mine) return true;
+    }
+    sums.store(p.c + origin(p, t), p.n, tid, threads);
+    if (tid == 0) atomic_ref<std::uint64_t>(*p.done).fetch_add(1);
+    return true;
+  }
+  COOP_HD static bool reclaim(const Params& p, std::uint32_t slot) {
+    std::uint32_t expect = slot_parked;
+    if (!atomic_ref<std::uint32_t>(p.slots[slot].state).cas(expect, slot_free)) return false;
+    atomic_ref<std::uint32_t>(*p.parked).fetch_sub(1);
+    return true;
   }
 
   template <class Ctx>
@@ -138,45 +319,83 @@ struct PersistentGemm {
     COOP_BEGIN(ctx);
     for (;;) {
       COOP_OFFER_KILL(ctx);    // between tiles: leaving here loses nothing
-      COOP_REQUEST_FORK(ctx);  // joining workgroups start here and claim tiles too
-      const std::uint64_t t = ctx.broadcast(ctx.local_id() == 0 ? claim(p) : 0);
-      if (t >= p.total) break;
-      tile(p, t % p.tiles, sh, ctx.local_id(), ctx.local_size(), [&] { ctx.barrier(); });
-      if (ctx.local_id() == 0) atomic_ref<std::uint64_t>(*p.done).fetch_add(1);
+      COOP_REQUEST_FORK(ctx);  // joining workgroups start here and claim work too
+      const std::uint32_t got = ctx.broadcast(ctx.local_id() == 0 ? take_work(p, sh.work) : 0u);
+      if (got == 2) break;
+      if (got == 0) {  // the cursor is spent but a parked tile may still come back
+        ctx.pause();
+        continue;
+      }
+      if (!run(ctx, p, sh)) return;
     }
     COOP_END(ctx);
   }
 };
 
 #if COOP_CUDA_COMPILER
+/// What PersistentGemm::run needs of a context, for plain CUDA blocks: `Interruptible` makes the
+/// stop flag a request to leave mid-tile (park the partial sums and exit), as a user would write
+/// a kernel that is stopped and relaunched around urgent work; otherwise nothing asks it to
+/// leave and the parking code folds away.
+template <bool Interruptible>
+struct PlainGemmBlock {
+  const PersistentGemm::Params& p;
+  std::uint64_t* scratch;  // a shared-memory word for broadcasts
+  __device__ std::uint32_t local_id() const { return threadIdx.x; }
+  __device__ std::uint32_t local_size() const { return blockDim.x; }
+  __device__ std::uint32_t group_id() const { return blockIdx.x; }
+  __device__ void barrier() const { __syncthreads(); }
+  __device__ bool kill_requested() const {
+    if (!Interruptible) return false;
+    return __syncthreads_or(threadIdx.x == 0 && p.stop &&
+                            atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed) != 0);
+  }
+  __device__ bool offer_kill() const { return Interruptible; }
+  __device__ std::uint32_t request_fork(int) const { return 0; }
+  template <class T>
+  __device__ T broadcast(const T& v) const {
+    __syncthreads();
+    if (threadIdx.x == 0) *scratch = std::uint64_t(v);
+    __syncthreads();
+    return T(*scratch);
+  }
+};
+
 /// The same tile loop as a plain CUDA kernel, without coop's primitives: what users run today (a
 /// persistent grid of occupancy x SMs blocks of 256 threads, launched once per product). The
-/// baseline of the co-location benchmark and of `coop demo`. (A template, so that every
+/// baseline of the co-location benchmark and of `coop demo`. `Interruptible`: the stop flag
+/// also ends tiles in progress (their partial sums parked, resumed by the next launch) — the
+/// checkpoint-exit-relaunch alternative to a cooperative job. (A template, so that every
 /// translation unit may include it.)
-template <int = 0>
+template <bool Interruptible = false>
 __global__ void __launch_bounds__(256) persistent_gemm_plain(PersistentGemm::Params p) {
   __shared__ PersistentGemm::Shared sh;
-  __shared__ std::uint64_t claimed;
+  __shared__ std::uint64_t scratch;
+  const PlainGemmBlock<Interruptible> block{p, &scratch};
   for (;;) {
-    if (threadIdx.x == 0) claimed = PersistentGemm::claim(p);
-    __syncthreads();
-    const std::uint64_t t = claimed;
-    if (t >= p.total) return;
-    PersistentGemm::tile(p, t % p.tiles, sh, threadIdx.x, blockDim.x, [] { __syncthreads(); });
-    if (threadIdx.x == 0) atomicAdd(reinterpret_cast<unsigned long long*>(p.done), 1ull);
-    __syncthreads();  // every thread has read `claimed` before thread 0 claims again
+    const std::uint32_t got =
+        block.broadcast(threadIdx.x == 0 ? PersistentGemm::take_work(p, sh.work, false) : 0u);
+    if (got != 1) return;
+    if (!PersistentGemm::run(block, p, sh)) return;
   }
 }
 #endif
 
-/// The matrices (small integers in [-2, 2], so that every product is exact), the cursor and the
-/// progress counter, in managed memory.
+/// The matrices (small integers in [-2, 2], so that every product is exact), the cursor, the
+/// progress counter and the parking slots, in managed memory. `slots`: tiles that may be parked
+/// at once (each 64 KiB; twice the job's workgroups is ample: with fewer, a workgroup that finds
+/// none free finishes its tile before it offers); `offer_steps`: K-steps of 32 between offers
+/// inside a tile (0: offers only between tiles).
 struct PersistentGemmBuffers {
   PersistentGemmBuffers(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t passes,
-                        std::uint64_t seed = 1)
+                        std::uint64_t seed = 1, std::uint32_t slots = 16,
+                        std::uint32_t offer_steps = kDefaultOfferSteps)
       : a(std::size_t(check(m, n, k, passes)) * k),
         b(std::size_t(k) * n),
         c(std::size_t(m) * n),
+        slots_(slots),
+        partial(std::size_t(slots) * PersistentGemm::kTile * PersistentGemm::kTile),
+        offer_steps_(offer_steps),
         m_(m),
         n_(n),
         k_(k),
@@ -210,14 +429,22 @@ struct PersistentGemmBuffers {
     return std::uint64_t(m_ / PersistentGemm::kTile) * (n_ / PersistentGemm::kTile);
   }
   std::uint64_t flops_per_pass() const { return 2ull * m_ * n_ * k_; }
+  /// K-steps between offers inside a tile by default: 4 x 32 of K, a few microseconds on the GPU.
+  static constexpr std::uint32_t kDefaultOfferSteps = 4;
   PersistentGemm::Params params(std::uint32_t* stop = nullptr) {
-    return {a.data(), b.data(),          c.data(),   m_,         n_,  k_,
-            tiles(),  tiles() * passes_, next.get(), done.get(), stop};
+    return {
+        a.data(),     b.data(),      c.data(),          m_,           n_,
+        k_,           tiles(),       tiles() * passes_, next.get(),   done.get(),
+        stop,         slots_.data(), partial.data(),    parked.get(), std::uint32_t(slots_.size()),
+        offer_steps_, resumed.get()};
   }
-  /// Resets the cursor and the progress counter for another run.
+  /// Resets the cursor, the progress counter and the slots for another run.
   void rewind() {
     *next = 0;
     *done = 0;
+    *parked = 0;
+    *resumed = 0;
+    for (std::size_t i = 0; i < slots_.size(); ++i) slots_[i] = {};
   }
   /// C's rows [row0, row0 + rows) by a serial FP64 loop (exact for these inputs).
   std::vector<float> reference_rows(std::uint32_t row0, std::uint32_t rows) const {
@@ -232,7 +459,11 @@ struct PersistentGemmBuffers {
     return out;
   }
   ManagedArray<float> a, b, c;
-  Managed<std::uint64_t> next, done;
+  ManagedArray<PersistentGemm::Slot> slots_;
+  ManagedArray<float> partial;
+  Managed<std::uint64_t> next, done, resumed;
+  Managed<std::uint32_t> parked;
+  std::uint32_t offer_steps_;
   std::uint32_t m_, n_, k_, passes_;
 };
 

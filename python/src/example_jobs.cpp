@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "coop/cuda/occupancy.hpp"
 #include "jobs.hpp"
 #include "kernels/persistent_gemm.hpp"
 
@@ -22,7 +23,7 @@ class GemmJob : public ThreadedJob {
   GemmJob(Runtime& rt, const Params& p)
       : ThreadedJob("gemm"),
         buffers_(dim(p, "m", 1024), dim(p, "n", 1024), dim(p, "k", 256), dim(p, "passes", 1),
-                 std::uint64_t(get_int(p, "seed", 1, 0, INT64_MAX))) {
+                 std::uint64_t(get_int(p, "seed", 1, 0, INT64_MAX)), park_slots(rt)) {
     const bool gpu = rt.backend() == Backend::cuda;
     const apps::RunConfig rc = run_config(p);
     if (rc.form == apps::Form::multi_launch)
@@ -119,6 +120,11 @@ class GemmJob : public ThreadedJob {
   bool stopped() { return atomic_ref<std::uint32_t>(*stop_.data()).load() != 0; }
 
  private:
+  // Twice the most workgroups the job can have: at most two per SM fit on the GPU.
+  static std::uint32_t park_slots(const Runtime& rt) {
+    return rt.backend() == Backend::cuda ? 4 * (rt.capacity() / cuda::kUnitsPerSM)
+                                         : 2 * rt.capacity();
+  }
   static std::uint32_t dim(const Params& p, const char* key, std::int64_t fallback) {
     return std::uint32_t(get_int(p, key, fallback, 1, std::numeric_limits<std::int32_t>::max()));
   }

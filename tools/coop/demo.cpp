@@ -446,7 +446,8 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
                       std::to_string(depth) + " on " + std::to_string(rt.capacity()) +
                       " workgroups";
     for (bool coordinated : {false, true}) {
-      examples::PersistentGemmBuffers b(side, side, depth, std::uint32_t(forever), o.seed);
+      examples::PersistentGemmBuffers b(side, side, depth, std::uint32_t(forever), o.seed,
+                                        2 * rt.capacity());
       Managed<std::uint32_t> stop;
       LaunchConfig c = cfg;
       if (!coordinated) c.policy = Policy::fixed();  // it keeps its workgroups: no coordination

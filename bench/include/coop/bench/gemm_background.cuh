@@ -22,13 +22,18 @@ namespace coop::bench {
 
 using examples::PersistentGemm;
 
-/// C = A B (M x K by K x N) in device memory, with the cursor, the progress counter and the stop
-/// flag of a persistent run.
+/// C = A B (M x K by K x N) in device memory, with the cursor, the progress counter, the stop
+/// flag and the parking slots of a persistent run. `offer_steps`: K-steps between the
+/// cooperative kernel's offers inside a tile (0: only between tiles).
 struct DeviceGemm {
   std::uint32_t m, n, k;
+  std::uint32_t offer_steps = examples::PersistentGemmBuffers::kDefaultOfferSteps;
   float *a = nullptr, *b = nullptr, *c = nullptr;
-  std::uint64_t* counters = nullptr;  // next, done
+  std::uint64_t* counters = nullptr;  // next, done, resumed, parked (the low 32 bits)
   std::uint32_t* stop = nullptr;
+  PersistentGemm::Slot* slots = nullptr;
+  float* partial = nullptr;
+  std::uint32_t slot_count = 0;     // four per SM: twice the most workgroups the GEMM fits
   cudaStream_t io = nullptr;        // reads and writes beside the running kernel
   std::uint64_t* staged = nullptr;  // pinned: copies of pageable memory may wait for kernels
   std::vector<float> ha, hb;
@@ -44,7 +49,14 @@ struct DeviceGemm {
     COOP_CUDA_CHECK(cudaMalloc(&a, ha.size() * 4));
     COOP_CUDA_CHECK(cudaMalloc(&b, hb.size() * 4));
     COOP_CUDA_CHECK(cudaMalloc(&c, std::size_t(m) * n * 4));
-    COOP_CUDA_CHECK(cudaMalloc(&counters, 2 * sizeof(std::uint64_t)));
+    COOP_CUDA_CHECK(cudaMalloc(&counters, 4 * sizeof(std::uint64_t)));
+    int device = 0, sms = 0;
+    COOP_CUDA_CHECK(cudaGetDevice(&device));
+    COOP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    slot_count = 4 * std::uint32_t(sms);
+    COOP_CUDA_CHECK(cudaMalloc(&slots, slot_count * sizeof(PersistentGemm::Slot)));
+    COOP_CUDA_CHECK(cudaMalloc(&partial, std::size_t(slot_count) * PersistentGemm::kTile *
+                                             PersistentGemm::kTile * sizeof(float)));
     COOP_CUDA_CHECK(cudaMalloc(&stop, sizeof(std::uint32_t)));
     COOP_CUDA_CHECK(cudaMemcpy(a, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice));
     COOP_CUDA_CHECK(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
@@ -53,22 +65,36 @@ struct DeviceGemm {
   }
   ~DeviceGemm() {
     cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(counters), cudaFree(stop);
+    cudaFree(slots), cudaFree(partial);
     cudaFreeHost(staged);
     cudaStreamDestroy(io);
   }
   std::uint64_t tiles() const { return std::uint64_t(m / 128) * (n / 128); }
   double tile_flops() const { return 2.0 * 128 * 128 * k; }
-  /// Fresh cursor, counters and stop flag; `passes` passes (a large number: until stopped).
+  /// Fresh cursor, counters, stop flag and slots; `passes` passes (a large number: until
+  /// stopped).
   PersistentGemm::Params arm(std::uint64_t passes) {
-    COOP_CUDA_CHECK(cudaMemsetAsync(counters, 0, 2 * sizeof(std::uint64_t), io));
+    COOP_CUDA_CHECK(cudaMemsetAsync(counters, 0, 4 * sizeof(std::uint64_t), io));
+    COOP_CUDA_CHECK(cudaMemsetAsync(slots, 0, slot_count * sizeof(PersistentGemm::Slot), io));
     COOP_CUDA_CHECK(cudaMemsetAsync(stop, 0, sizeof(std::uint32_t), io));
     COOP_CUDA_CHECK(cudaMemsetAsync(c, 0, std::size_t(m) * n * 4, io));
     COOP_CUDA_CHECK(cudaStreamSynchronize(io));
-    return {a, b, c, m, n, k, tiles(), tiles() * passes, counters, counters + 1, stop};
+    return {a,           b,
+            c,           m,
+            n,           k,
+            tiles(),     tiles() * passes,
+            counters,    counters + 1,
+            stop,        slots,
+            partial,     reinterpret_cast<std::uint32_t*>(counters + 3),
+            slot_count,  offer_steps,
+            counters + 2};
   }
-  std::uint64_t done() {
+  std::uint64_t done() { return counter(1); }
+  /// Tiles a workgroup parked mid-tile and another finished.
+  std::uint64_t resumed() { return counter(2); }
+  std::uint64_t counter(int i) {
     COOP_CUDA_CHECK(
-        cudaMemcpyAsync(staged, counters + 1, sizeof(std::uint64_t), cudaMemcpyDeviceToHost, io));
+        cudaMemcpyAsync(staged, counters + i, sizeof(std::uint64_t), cudaMemcpyDeviceToHost, io));
     COOP_CUDA_CHECK(cudaStreamSynchronize(io));
     return staged[0];
   }
@@ -132,6 +158,46 @@ class PlainBackground {
   std::atomic<bool> stop_{false};
   std::uint64_t launches_ = 0;
   std::thread thread_;
+};
+
+/// The GEMM as an interruptible kernel (checkpoint, exit, relaunch), what a user builds by hand
+/// without coop: for each request the host raises the stop flag, every block parks its tile at
+/// its next checkpoint (every `offer_steps` K-steps) or ends between tiles, the request runs on
+/// the idle device, and the kernel is launched again, resuming the parked tiles first.
+class InterruptibleBackground {
+ public:
+  InterruptibleBackground(DeviceGemm& g, cudaStream_t s, int grid, std::uint64_t passes)
+      : g_(g), s_(s), grid_(grid), p_(g.arm(passes)) {
+    launch();
+  }
+  /// Stops the kernel and returns once it has left the device.
+  void interrupt() {
+    g_.request_stop();
+    COOP_CUDA_CHECK(cudaStreamSynchronize(s_));
+  }
+  /// Launches it again (asynchronously).
+  void resume() {
+    COOP_CUDA_CHECK(cudaMemsetAsync(g_.stop, 0, sizeof(std::uint32_t), s_));
+    launch();
+  }
+  /// Stops it for good and checks the product.
+  void finish() {
+    interrupt();
+    if (!g_.check()) throw std::runtime_error("the interruptible GEMM's product is wrong");
+  }
+  std::uint64_t launches() const { return launches_; }
+
+ private:
+  void launch() {
+    examples::persistent_gemm_plain<true><<<grid_, 256, 0, s_>>>(p_);
+    COOP_CUDA_CHECK(cudaGetLastError());
+    ++launches_;
+  }
+  DeviceGemm& g_;
+  cudaStream_t s_;
+  int grid_;
+  PersistentGemm::Params p_;
+  std::uint64_t launches_ = 0;
 };
 
 inline int plain_grid(int sms) {
