@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,6 +195,28 @@ TEST(Apps, WhileHighPriorityTasksRun) {
   stop = true;
   firing.join();
   EXPECT_GT(tasks.load(), 0u);
+}
+
+// Jobs created while another job's persistent kernel runs (a job's setup copies its state to the
+// device: through the legacy stream or from pageable memory that copy was seen to wait for the
+// running kernel, and the second job never started). Two apps launched beside an adversarial
+// one, again and again; every result valid.
+TEST(Apps, JobsStartBesideARunningJob) {
+  auto rt = test::make_runtime(8);
+  auto g = load("rome99.gr");
+  const std::uint32_t reps = test::kOnGpu ? 12 : 2;
+  for (std::uint32_t rep = 1; rep <= reps; ++rep) {
+    apps::RunConfig adversarial;
+    adversarial.policy = test::adversarial(rep);
+    std::thread first([&] {
+      expect_valid(*rt, input_for("color", g, rep), adversarial, "beside others");
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread second([&] { expect_valid(*rt, input_for("game", nullptr, rep), {}, "beside"); });
+    expect_valid(*rt, input_for("octree", nullptr, rep), {}, "beside");
+    second.join();
+    first.join();
+  }
 }
 
 TEST(Apps, BadInputsAreRefused) {

@@ -31,15 +31,21 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
       // Unconsumed spawn records are bounded by N (each holds a workgroup that has not started);
       // kill reports are not, so the ring wraps and a block waits for space only then.
       ring_slots_(2 * n + 256) {
-  DeviceState host{};
-  coop::detail::init_channel(host.channel, cfg, traits, n);
-  flags_ = host.channel.flags;
-  const std::size_t state_bytes = sizeof(DeviceState) + sizeof(std::uint32_t) * n;
   using Kind = BufferCache::Kind;
+  const std::size_t state_bytes = sizeof(DeviceState) + sizeof(std::uint32_t) * n;
+  state_copy_buffer_ =
+      CachedBuffer(dev.buffers(), Kind::pinned_host, state_bytes, "allocating a job state copy");
+  state_copy_ = state_copy_buffer_.as<DeviceState>();
+  std::memset(static_cast<void*>(state_copy_), 0, state_bytes);
+  *state_copy_ = DeviceState{};
+  coop::detail::init_channel(state_copy_->channel, cfg, traits, n);
+  flags_ = state_copy_->channel.flags;
   state_buffer_ = CachedBuffer(dev.buffers(), Kind::device, state_bytes, "allocating job state");
   state_ = state_buffer_.as<DeviceState>();
-  check(cudaMemset(state_, 0, state_bytes), "clearing job state");
-  check(cudaMemcpy(state_, &host, sizeof(host), cudaMemcpyHostToDevice), "writing job state");
+  // The whole state, zeros included, by one copy from pinned memory on the control stream: a
+  // cudaMemset (a kernel, perhaps loaded lazily) or a copy from pageable memory was seen to wait
+  // for another job's persistent kernel, and this job never started.
+  write_state(state_bytes);
   const std::size_t mailbox_bytes =
       cuda::detail::ring_offset() + std::size_t(ring_slots_) * stride_;
   mailbox_buffer_ =
@@ -51,9 +57,6 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, 4 * sizeof(std::uint32_t),
                                  "allocating control staging");
   control_staging_ = staging_buffer_.as<std::uint32_t>();
-  channel_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, sizeof(DeviceState),
-                                 "allocating a job state copy");
-  state_copy_ = channel_buffer_.as<DeviceState>();
 }
 
 JobCore::~JobCore() {
@@ -103,24 +106,22 @@ CUstream_st* JobCore::idle_stream() {
 
 void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   // No block of the job runs now: the channel can be rewritten from here.
-  cudaStream_t ctl = dev_.control_stream();
-  DeviceState host{};
-  check(cudaMemcpyAsync(&host, state_, sizeof(host), cudaMemcpyDeviceToHost, ctl),
-        "reading job state");
-  check(cudaStreamSynchronize(ctl), "reading job state");
-  coop::detail::reset_channel(host.channel, m0);
-  host.channel.target = target_.load();
-  host.channel.abort = 0;
-  if (cancelled()) {
-    // Cancelled while a restart was on its way: the blocks leave at their first chance.
-    host.channel.target = 0;
-    host.channel.suspend = 1;
-    host.channel.abort = 1;
+  {
+    std::lock_guard lock(state_copy_mu_);
+    copy_state(sizeof(DeviceState));
+    DeviceState& host = *state_copy_;
+    coop::detail::reset_channel(host.channel, m0);
+    host.channel.target = target_.load();
+    host.channel.abort = 0;
+    if (cancelled()) {
+      // Cancelled while a restart was on its way: the blocks leave at their first chance.
+      host.channel.target = 0;
+      host.channel.suspend = 1;
+      host.channel.abort = 1;
+    }
+    host.outstanding = m0;
+    write_state(sizeof(DeviceState));
   }
-  host.outstanding = m0;
-  check(cudaMemcpyAsync(state_, &host, sizeof(host), cudaMemcpyHostToDevice, ctl),
-        "writing job state");
-  check(cudaStreamSynchronize(ctl), "writing job state");
   reported_.store(m0);
   running_ = true;
   record_start(m0);
@@ -252,6 +253,13 @@ bool JobCore::service_or_fail() {
     finish(false);
     return false;
   }
+}
+
+void JobCore::write_state(std::size_t bytes) {
+  cudaStream_t ctl = dev_.control_stream();
+  check(cudaMemcpyAsync(state_, state_copy_, bytes, cudaMemcpyHostToDevice, ctl),
+        "writing job state");
+  check(cudaStreamSynchronize(ctl), "writing job state");
 }
 
 void JobCore::copy_state(std::size_t bytes) const {

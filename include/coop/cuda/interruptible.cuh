@@ -197,7 +197,10 @@ class IkRunner final : public coop::detail::SliceRunner {
     ctl_buffer_ = CachedBuffer(dev.buffers(), Kind::device, sizeof(detail::IkControl),
                                "allocating interruptible-kernel control");
     ctl_ = ctl_buffer_.as<detail::IkControl>();
-    check(cudaMemset(ctl_, 0, sizeof(detail::IkControl)), "clearing interruptible-kernel control");
+    // On its own stream: the legacy stream's cudaMemset may wait for a running persistent job.
+    check(cudaMemsetAsync(ctl_, 0, sizeof(detail::IkControl), stream_),
+          "clearing interruptible-kernel control");
+    check(cudaStreamSynchronize(stream_), "clearing interruptible-kernel control");
     report_buffer_ = CachedBuffer(dev.buffers(), Kind::mapped_host, sizeof(detail::IkReport),
                                   "allocating the launch report");
     report_ = report_buffer_.as<detail::IkReport>();

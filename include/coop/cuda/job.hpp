@@ -77,10 +77,13 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   DeviceService& dev_;
   std::uint32_t cost_, transmit_bytes_, stride_, ring_slots_, flags_ = 0;
   // Buffers from the device's cache (freeing them would wait for the other jobs' kernels).
-  CachedBuffer state_buffer_, mailbox_buffer_, staging_buffer_, channel_buffer_;
+  CachedBuffer state_buffer_, mailbox_buffer_, staging_buffer_, state_copy_buffer_;
   // Pinned: a copy from the device to pageable memory can wait for the job's kernels to end.
   cuda::detail::DeviceState* state_copy_ = nullptr;
   mutable std::mutex state_copy_mu_;
+  /// The pinned copy's first `bytes` into the device state, on the control stream (state_copy_mu_
+  /// held, or nobody else can see the job yet).
+  void write_state(std::size_t bytes);
   /// The device state's first `bytes` into the pinned copy (state_copy_mu_ held).
   void copy_state(std::size_t bytes) const;
   cuda::detail::DeviceState* state_ = nullptr;  // device memory
