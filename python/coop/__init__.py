@@ -7,7 +7,16 @@ jobs for latency-critical work, e.g. a PyTorch forward pass on
 torch.cuda.ExternalStream(task.stream). See docs/python.md.
 """
 
-from ._coop import (  # noqa: F401
+import os as _os
+
+# CUDA loads modules lazily by default, and a kernel loaded while a coop job's persistent kernel
+# runs waits for that kernel: a second job (or the driver's own memset) started beside the first
+# then never starts. A Python program starts jobs of several kernel types, so coop asks for eager
+# loading unless the user chose otherwise. It takes effect only if nothing initialised CUDA in
+# this process yet: import coop before using the GPU through another library.
+_os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
+
+from ._coop import (  # noqa: E402,F401
     Error,
     GatherTimeout,
     Job,
