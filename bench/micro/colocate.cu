@@ -463,12 +463,13 @@ json run_processes(const Options& o) {
   std::printf("request alone p50 %.3f ms p99 %.3f ms; background alone %.0f tiles/s\n", e_ms,
               alone_p99, plain_rate);
   json rows = json::array();
-  std::uint64_t seed = 1000;
+  std::uint64_t seed = 1;  // as the in-process run: the same arrivals at each load
   struct Mode {
     std::string name;
     int background_percent;  // 0: no MPS (time slicing)
   };
-  for (double load : o.loads)
+  for (double load : o.loads) {
+    const std::uint64_t load_seed = seed++;  // the arrivals of the in-process run at this load
     for (const Mode& m :
          {Mode{"time-slicing", 0}, Mode{"mps-background-50", 50}, Mode{"mps-background-75", 75}}) {
       try {
@@ -489,7 +490,7 @@ json run_processes(const Options& o) {
         char args[256];
         std::snprintf(args, sizeof args,
                       " --role requests --load %g --alone-ms %g --slo-ms %g --seed %lu", load, e_ms,
-                      slo_ms, static_cast<unsigned long>(seed++));
+                      slo_ms, static_cast<unsigned long>(load_seed));
         Child rq(env + exe + shape + args + window);
         const json r = rq.result(), b = bg.result();
         const double rate = b["tiles_per_s"];
@@ -515,6 +516,7 @@ json run_processes(const Options& o) {
         rows.push_back({{"mechanism", m.name}, {"load", load}, {"error", e.what()}});
       }
     }
+  }
   return {{"command", o.command},
           {"date", micro::utc_date()},
           {"gemm", {{"m", o.m}, {"n", o.n}, {"k", o.k}}},
@@ -711,12 +713,22 @@ int main(int argc, char** argv) {
     };
 
     for (double load : o.loads) {
+      // One arrival sequence per load, the same for every mechanism.
+      const std::uint64_t load_seed = seed++;
+      // The floor: the same request stream on an idle device (queueing behind earlier requests
+      // is all it adds to the request alone).
+      {
+        Latencies l;
+        l = poisson(load, e_ms, o.seconds, load_seed, [&] { req.run(high); });
+        if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        record("requests-only", load, l, 0.0, json::object());
+      }
       // Stream priority only: the plain persistent GEMM on the low-priority stream.
       {
         PlainBackground bg(g, low, full_grid);
         Latencies l;
         const double rate = window_rate(
-            [&] { l = poisson(load, e_ms, o.seconds, seed++, [&] { req.run(high); }); });
+            [&] { l = poisson(load, e_ms, o.seconds, load_seed, [&] { req.run(high); }); });
         bg.finish();
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
         record("stream-priority", load, l, rate, json::object());
@@ -727,7 +739,7 @@ int main(int argc, char** argv) {
         bench::InterruptibleBackground bg(g, low, full_grid, forever);
         Latencies l;
         const double rate = window_rate([&] {
-          l = poisson(load, e_ms, o.seconds, seed++, [&] {
+          l = poisson(load, e_ms, o.seconds, load_seed, [&] {
             bg.interrupt();
             req.run(high);
             bg.resume();
@@ -754,8 +766,9 @@ int main(int argc, char** argv) {
           req.run(part_stream);  // warm: cuBLAS on this context
           PlainBackground bg(g, rest, plain_grid(int(split.rest_sms)));
           Latencies l;
-          const double rate = window_rate(
-              [&] { l = poisson(load, e_ms, o.seconds, seed++, [&] { req.run(part_stream); }); });
+          const double rate = window_rate([&] {
+            l = poisson(load, e_ms, o.seconds, load_seed, [&] { req.run(part_stream); });
+          });
           bg.finish();
           if (!req.check()) throw std::runtime_error("the request's output is wrong");
           record(mech, load, l, rate,
@@ -782,7 +795,7 @@ int main(int argc, char** argv) {
         Latencies l;
         std::vector<double> gathers, runs;
         const double rate = window_rate([&] {
-          l = poisson(load, e_ms, o.seconds, seed++, [&] {
+          l = poisson(load, e_ms, o.seconds, load_seed, [&] {
             const TaskRecord r = rt.run_fraction(
                 fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1);
             gathers.push_back(r.gather_ms());

@@ -224,9 +224,14 @@ struct PersistentGemm {
   /// Returns 1 with work, 0 with none for now (a tile parked by a workgroup still running may
   /// come: only with `wait_for_parked`), 2 when this workgroup is done (stopping, the cursor spent
   /// and nothing to wait for, or every tile finished).
-  COOP_HD static std::uint32_t take_work(const Params& p, Work& w, bool wait_for_parked = true) {
+  /// The search starts at slot `hint` (the workgroup's id: a workgroup forked back with the id of
+  /// one that left finds its tile first), as parking does, so that neither walks the slots one
+  /// load at a time.
+  COOP_HD static std::uint32_t take_work(const Params& p, Work& w, std::uint32_t hint,
+                                         bool wait_for_parked = true) {
     if (p.slot_count && atomic_ref<std::uint32_t>(*p.parked).load(memory_order::relaxed) != 0)
-      for (std::uint32_t i = 0; i < p.slot_count; ++i) {
+      for (std::uint32_t n = 0; n < p.slot_count; ++n) {
+        const std::uint32_t i = (hint + n) % p.slot_count;
         atomic_ref<std::uint32_t> state(p.slots[i].state);
         std::uint32_t expect = slot_parked;
         if (state.load(memory_order::relaxed) == slot_parked && state.cas(expect, slot_held)) {
@@ -320,7 +325,8 @@ struct PersistentGemm {
     for (;;) {
       COOP_OFFER_KILL(ctx);    // between tiles: leaving here loses nothing
       COOP_REQUEST_FORK(ctx);  // joining workgroups start here and claim work too
-      const std::uint32_t got = ctx.broadcast(ctx.local_id() == 0 ? take_work(p, sh.work) : 0u);
+      const std::uint32_t got =
+          ctx.broadcast(ctx.local_id() == 0 ? take_work(p, sh.work, ctx.group_id()) : 0u);
       if (got == 2) break;
       if (got == 0) {  // the cursor is spent but a parked tile may still come back
         ctx.pause();
@@ -373,8 +379,8 @@ __global__ void __launch_bounds__(256) persistent_gemm_plain(PersistentGemm::Par
   __shared__ std::uint64_t scratch;
   const PlainGemmBlock<Interruptible> block{p, &scratch};
   for (;;) {
-    const std::uint32_t got =
-        block.broadcast(threadIdx.x == 0 ? PersistentGemm::take_work(p, sh.work, false) : 0u);
+    const std::uint32_t got = block.broadcast(
+        threadIdx.x == 0 ? PersistentGemm::take_work(p, sh.work, blockIdx.x, false) : 0u);
     if (got != 1) return;
     if (!PersistentGemm::run(block, p, sh)) return;
   }
