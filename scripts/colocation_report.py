@@ -148,6 +148,7 @@ def main():
     ap.add_argument("--md", default="docs/colocation.md")
     ap.add_argument("--plots", default="docs/colocation")
     ap.add_argument("--results", default="", help="the results folder to cite")
+    ap.add_argument("--commit", default="", help="the commit the runs were built from (default: HEAD)")
     a = ap.parse_args()
     with open(a.inputs[0]) as f:
         main_run = json.load(f)
@@ -158,7 +159,7 @@ def main():
     alone = req["alone_ms"]
     out = [INTRO]
     out.append(f"## Measured: {main_run['device']}, {main_run['date']}\n")
-    out.append(f"Code at commit `{git_commit()}`; commands: "
+    out.append(f"Code at commit `{a.commit or git_commit()}`; commands: "
                + "; ".join(f"`{json.load(open(p))['command']}`" for p in a.inputs)
                + (f"; raw JSON and logs in `{a.results}`." if a.results else ".") + "\n")
     out.append("### The GEMM alone\n")
@@ -250,7 +251,9 @@ What bounds coop's latency here: a request waits for the job's workgroups to rea
 offer, which comes {interval_text}; then the host learns that they left and launches the
 request's kernels on the freed device; the job regrows between requests. `coop-whole-between-tiles`
 is the same job offering only between tiles: the difference between the two rows is what the
-offers inside tiles buy. `coop-half` shows that a task of library kernels must ask for whole SMs:
+offers inside tiles buy. The SLO bound is set from the request alone, run back to back; under
+Poisson arrivals requests queue behind each other even on an idle device (`requests-only`), so
+no mechanism's p99 can be below that row's. `coop-half` shows that a task of library kernels must ask for whole SMs:
 half of the job's workgroups is half of every SM, where cuBLAS's blocks do not fit beside a GEMM
 workgroup.
 """)
