@@ -165,15 +165,17 @@ TEST(PersistentGemmRecipe, TasksTakeWorkgroupsMidTileAndTheProductStaysExact) {
   auto rt = test::make_runtime(8);
   const std::uint32_t threads = test::kOnGpu ? 256u : 2u;
   // Tens of milliseconds on either backend; 32 K-steps a tile, an offer after each.
-  const std::uint32_t side = test::kOnGpu ? 1024 : 256, passes = test::kOnGpu ? 100 : 2;
+  const std::uint32_t side = test::kOnGpu ? 1024 : 256, passes = test::kOnGpu ? 100 : 8;
   PersistentGemmBuffers b(side, side, 1024, passes, 3, test::kOnGpu ? 2048 : 16, 1);
   b.a.to_device();
   b.b.to_device();
   auto job = rt->launch<PersistentGemm>({.threads = threads}, b.params());  // the whole device
-  // Tasks apart, so that the job regrows (forks mid-tile) before the next one takes them back.
+  // Tasks apart, so that the job regrows (forks mid-tile) before the next one takes them back;
+  // until a tile was parked and resumed (a task may also find workgroups between tiles, or
+  // not yet started on a loaded machine).
   const auto apart = std::chrono::microseconds(test::kOnGpu ? 1000 : 10000);
   std::uint32_t tasks = 0;
-  while (!job.done() && tasks < 20) {
+  while (!job.done() && tasks < 100 && atomic_ref<std::uint64_t>(*b.resumed).load() == 0) {
     std::this_thread::sleep_for(apart);
     rt->run(2, [](Task&) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
     ++tasks;
