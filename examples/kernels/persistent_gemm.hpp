@@ -438,11 +438,23 @@ struct PersistentGemmBuffers {
   /// K-steps between offers inside a tile by default: 4 x 32 of K, a few microseconds on the GPU.
   static constexpr std::uint32_t kDefaultOfferSteps = 4;
   PersistentGemm::Params params(std::uint32_t* stop = nullptr) {
-    return {
-        a.data(),     b.data(),      c.data(),          m_,           n_,
-        k_,           tiles(),       tiles() * passes_, next.get(),   done.get(),
-        stop,         slots_.data(), partial.data(),    parked.get(), std::uint32_t(slots_.size()),
-        offer_steps_, resumed.get()};
+    return {.a = a.data(),
+            .b = b.data(),
+            .c = c.data(),
+            .m = m_,
+            .n = n_,
+            .k = k_,
+            .tiles = tiles(),
+            .total = tiles() * passes_,
+            .next = next.get(),
+            .done = done.get(),
+            .stop = stop,
+            .slots = slots_.data(),
+            .partial = partial.data(),
+            .parked = parked.get(),
+            .slot_count = std::uint32_t(slots_.size()),
+            .offer_steps = offer_steps_,
+            .resumed = resumed.get()};
   }
   /// Resets the cursor, the progress counter and the slots for another run.
   void rewind() {

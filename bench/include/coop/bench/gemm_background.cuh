@@ -79,15 +79,23 @@ struct DeviceGemm {
     COOP_CUDA_CHECK(cudaMemsetAsync(stop, 0, sizeof(std::uint32_t), io));
     COOP_CUDA_CHECK(cudaMemsetAsync(c, 0, std::size_t(m) * n * 4, io));
     COOP_CUDA_CHECK(cudaStreamSynchronize(io));
-    return {a,           b,
-            c,           m,
-            n,           k,
-            tiles(),     tiles() * passes,
-            counters,    counters + 1,
-            stop,        slots,
-            partial,     reinterpret_cast<std::uint32_t*>(counters + 3),
-            slot_count,  offer_steps,
-            counters + 2};
+    return {.a = a,
+            .b = b,
+            .c = c,
+            .m = m,
+            .n = n,
+            .k = k,
+            .tiles = tiles(),
+            .total = tiles() * passes,
+            .next = counters,
+            .done = counters + 1,
+            .stop = stop,
+            .slots = slots,
+            .partial = partial,
+            .parked = reinterpret_cast<std::uint32_t*>(counters + 3),
+            .slot_count = slot_count,
+            .offer_steps = offer_steps,
+            .resumed = counters + 2};
   }
   std::uint64_t done() { return counter(1); }
   /// Tiles a workgroup parked mid-tile and another finished.
