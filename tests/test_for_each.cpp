@@ -54,6 +54,41 @@ struct VisitCounter {
   }
 };
 
+/// The same loops with forks only where a loop offers (for_each_strided_joinable): workgroups
+/// forked inside a loop start at its join point and claim what is left of it.
+struct JoinableVisitCounter {
+  struct Params {
+    VisitCounter::Params loops;
+    std::uint64_t* entered;  ///< workgroups that came to a loop from the start or a barrier
+    std::uint64_t* reached;  ///< workgroups that came to a loop (the rest joined inside it)
+  };
+  using Transmit = VisitCounter::Transmit;
+  static constexpr int kJoin = __LINE__;
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    for (; t.loop < p.loops.loops; ++t.loop) {
+      if (ctx.local_id() == 0) atomic_ref<std::uint64_t>(*p.entered).fetch_add(1);
+      COOP_JOIN_POINT(kJoin);
+      if (ctx.local_id() == 0) atomic_ref<std::uint64_t>(*p.reached).fetch_add(1);
+      {
+        const std::uint64_t begin = p.loops.begin[t.loop];
+        std::uint32_t* row = p.loops.visits + p.loops.offset[t.loop];
+        COOP_FOR_EACH_STRIDED_JOINABLE(
+            ctx, kJoin, *p.loops.cursor, p.loops.first_epoch + t.loop, begin, p.loops.end[t.loop],
+            p.loops.grain,
+            [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
+              for (std::uint64_t i = first; i < end; i += stride)
+                atomic_ref<std::uint32_t>(row[i - begin]).fetch_add(1, memory_order::relaxed);
+            },
+            p.loops.interval_ns);
+      }
+      COOP_RESIZING_BARRIER(ctx);
+    }
+    COOP_END(ctx);
+  }
+};
+
 /// The same kernel with any workgroup killable (ids not contiguous).
 struct VisitCounterAnyOrder : VisitCounter {
   static constexpr KernelTraits traits{.kill_any_order = true};
@@ -172,6 +207,34 @@ TEST(ForEach, EveryItemOnceWhileTasksTakeWorkgroups) {
   // Where the job gave workgroups up (inside a loop or at a barrier) depends on when the CPU
   // backend's workgroup threads get a core; the adversarial tests check leaving mid-loop.
   EXPECT_GT(job.stats().kills, 0u);
+}
+
+TEST(ForEach, WorkgroupsForkedInsideAJoinableLoopJoinIt) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(8);
+  const std::uint64_t seeds = test::seeds() / 5;
+  std::uint64_t joined = 0;
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    std::vector<std::uint64_t> begins, ends;
+    for (std::uint64_t size : sizes_for(seed)) {
+      begins.push_back(seed * 31 % 700);
+      ends.push_back(begins.back() + size * 4);
+    }
+    Loops loops(begins, ends);
+    Managed<std::uint64_t> entered, reached;
+    auto job = rt->launch<JoinableVisitCounter>(
+        {.max_groups = 2 + std::uint32_t(seed % 7),
+         .threads = 1 + std::uint32_t(seed % 4),
+         .policy = test::adversarial(seed)},
+        {loops.params(std::uint32_t(seed), 1, seed % 2 ? 0 : kOfferIntervalNs), entered.get(),
+         reached.get()});
+    job.wait();
+    ASSERT_EQ(loops.check(), "") << "seed " << seed;
+    ASSERT_GE(*reached, *entered);
+    joined += *reached - *entered;
+  }
+  // The adversary forked inside loops (the per-item check above is the test).
+  EXPECT_GT(joined, 0u);
 }
 
 // Misuse is reported by the CPU backend in checking mode and always on the GPU.

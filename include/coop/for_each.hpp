@@ -144,7 +144,7 @@ COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t tag, st
 template <class Ctx, class Chunk>
 COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
                       std::uint64_t end, std::uint32_t grain, std::uint32_t interval_ns, int site,
-                      Chunk&& chunk) {
+                      int join_site, Chunk&& chunk) {
   const std::uint32_t tag = loop_tag(epoch);
   // Thread 0's claim size: at least `grain`, doubled while a chunk's work takes under the
   // interval (per chunk the workgroup pays a broadcast, and every claim is an atomic on one
@@ -204,8 +204,12 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
     if (count == 0) return false;
     const std::uint64_t first = packed & kIndexMask;
     chunk(first, first + count);
-    // Between chunks the workgroup holds no claimed item here: leaving loses nothing.
-    if ((packed & kOfferBit) && ctx.offer_kill(site)) return true;
+    // Between chunks the workgroup holds no claimed item here: leaving loses nothing, and
+    // workgroups forked here (joinable loops) just claim chunks too.
+    if (packed & kOfferBit) {
+      if (ctx.offer_kill(site)) return true;
+      if (join_site != 0) ctx.request_fork(join_site);
+    }
   }
 }
 
@@ -238,7 +242,7 @@ COOP_HD bool for_each(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
                       std::uint64_t end, std::uint32_t grain, F&& f,
                       std::uint32_t interval_ns = kOfferIntervalNs, int site = __builtin_LINE()) {
   const std::uint64_t lid = ctx.local_id(), threads = ctx.local_size();
-  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site,
+  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site, 0,
                           [&](std::uint64_t first, std::uint64_t last) {
                             for (std::uint64_t i = first + lid; i < last; i += threads) f(i);
                           });
@@ -257,7 +261,30 @@ COOP_HD bool for_each_strided(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch,
                               std::uint32_t interval_ns = kOfferIntervalNs,
                               int site = __builtin_LINE()) {
   const std::uint64_t lid = ctx.local_id(), threads = ctx.local_size();
-  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site,
+  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site, 0,
+                          [&](std::uint64_t first, std::uint64_t last) {
+                            if (first + lid < last) f(first + lid, last, threads);
+                          });
+}
+
+/// for_each_strided in a loop that new workgroups may join: where a workgroup offers to leave
+/// it also asks for forks (ctx.request_fork(join_site)), so a job that gave workgroups to a
+/// task regrows inside the loop instead of at its next resizing barrier (a long phase begun on
+/// few workgroups would otherwise end on few). The forked workgroups start at the resume point
+/// `join_site` with the transmitted state: a `COOP_JOIN_POINT(join_site)` label at the kernel
+/// body's top level, before the loop, from where every workgroup computes the same arguments
+/// and reaches the loop (and must not redo what only the loop's first workgroups may do).
+/// \param join_site  the resume point's id: unique among the kernel's resume points (a
+///                   constant such as a class-scope `static constexpr int kJoin = __LINE__;`).
+/// \param ctx, cursor, epoch, begin, end, grain, f, interval_ns, site  as for_each_strided's.
+template <class Ctx, class F>
+COOP_HD bool for_each_strided_joinable(Ctx& ctx, int join_site, LoopCursor& cursor,
+                                       std::uint32_t epoch, std::uint64_t begin, std::uint64_t end,
+                                       std::uint32_t grain, F&& f,
+                                       std::uint32_t interval_ns = kOfferIntervalNs,
+                                       int site = __builtin_LINE()) {
+  const std::uint64_t lid = ctx.local_id(), threads = ctx.local_size();
+  return detail::run_loop(ctx, cursor, epoch, begin, end, grain, interval_ns, site, join_site,
                           [&](std::uint64_t first, std::uint64_t last) {
                             if (first + lid < last) f(first + lid, last, threads);
                           });
@@ -271,6 +298,21 @@ COOP_HD bool for_each_strided(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch,
 #define COOP_FOR_EACH(ctx, ...)                       \
   do {                                                \
     if (::coop::for_each((ctx), __VA_ARGS__)) return; \
+  } while (0)
+
+/// The resume point of a joinable loop (coop::for_each_strided_joinable): workgroups forked
+/// inside the loop start here. Place it at the kernel body's top level (not inside a nested
+/// switch or `if constexpr`), before the loop, with no initialised local between it and
+/// COOP_BEGIN's scope that the code after it uses.
+#define COOP_JOIN_POINT(join_site) \
+  [[fallthrough]];                 \
+  case (join_site):
+
+/// coop::for_each_strided_joinable in a kernel body (see COOP_FOR_EACH). Arguments:
+/// `(ctx, join_site, cursor, epoch, begin, end, grain, f [, interval_ns])`.
+#define COOP_FOR_EACH_STRIDED_JOINABLE(ctx, ...)                       \
+  do {                                                                 \
+    if (::coop::for_each_strided_joinable((ctx), __VA_ARGS__)) return; \
   } while (0)
 
 /// coop::for_each_strided in a kernel body (see COOP_FOR_EACH). Arguments:

@@ -91,24 +91,31 @@ struct Phased : PhasedState<A> {
   using Params = typename PhasedState<A>::Params;
   using Transmit = typename PhasedState<A>::Transmit;
 
+  /// Where workgroups forked inside a phase's loop start (YieldInPhases): they skip `once`.
+  static constexpr int kPhaseJoin = __LINE__;
+
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
     COOP_BEGIN(ctx);
     for (;;) {
+      if (ctx.global_id() == 0) A::once(t.phase, p.app, t.state);
+      COOP_JOIN_POINT(kPhaseJoin);
       {
         const std::uint64_t items = A::items(t.phase, p.app, t.state);
-        if (ctx.global_id() == 0) A::once(t.phase, p.app, t.state);
         if constexpr (!YieldInPhases || detail::plain_context<Ctx>) {
           A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
         } else {
           if (p.grid_stride) {
             A::visit(t.phase, p.app, t.state, ctx.global_id(), items, ctx.global_size());
           } else {
-            // Consecutive phases use consecutive epochs, a resizing barrier between them.
-            const auto visit = [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
-              A::visit(t.phase, p.app, t.state, first, end, stride);
-            };
-            COOP_FOR_EACH_STRIDED(ctx, *p.cursor, t.epoch, 0, items, ctx.local_size(), visit);
+            // Consecutive phases use consecutive epochs, a resizing barrier between them. The
+            // job regrows inside the phase (forks where the loop offers), so a phase begun while
+            // a task held most of the device does not run to its end on what was left.
+            COOP_FOR_EACH_STRIDED_JOINABLE(
+                ctx, kPhaseJoin, *p.cursor, t.epoch, 0, items, ctx.local_size(),
+                [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
+                  A::visit(t.phase, p.app, t.state, first, end, stride);
+                });
           }
         }
       }
