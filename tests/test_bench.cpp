@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "coop/apps/apps.hpp"
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
 #include "coop/bench/percentiles.hpp"
@@ -33,6 +35,27 @@ std::string slurp(const fs::path& p) {
 json tiny_config() {
   std::ifstream in(COOP_TEST_BENCH_CONFIG);
   return json::parse(in);
+}
+
+// Co-location at test scale: a road BFS in the background, matmul requests at 30 % load.
+json colocate_config() {
+  return json::parse(R"({
+    "name": "colocate-tiny",
+    "pairs": [{"name": "bfs/road", "app": "bfs", "input": "road:60000"}],
+    "colocate": {
+      "loads": [0.3],
+      "seconds": 0.4,
+      "request": {"task": "matmul", "gpu_ms": 2},
+      "mechanisms": [
+        {"name": "requests-only", "background": "none"},
+        {"name": "stream-priority", "background": "standalone"},
+        {"name": "suspend", "policy": "suspend"},
+        {"name": "coop-whole", "policy": "shrink"},
+        {"name": "coop-prestaged", "policy": "shrink", "prestage": true},
+        {"name": "coop-half-yield", "share": 0.5, "yield_in_phases": true}
+      ]
+    }
+  })");
 }
 
 }  // namespace
@@ -156,6 +179,44 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c = tiny_config();
   c["overhead"]["shared_carveout"] = -1;  // the driver's choice is a valid setting
   EXPECT_NO_THROW(coop::bench::plan(c));
+
+  c = colocate_config();
+  c["colocate"]["loads"] = {1.5};
+  expect_error(c, "colocate: 'loads' must be a list of fractions in (0, 1)");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][0]["policy"] = "shrink";
+  expect_error(c, "requests-only: 'policy' applies to a cooperative background");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][3]["share"] = 0;
+  expect_error(c, "coop-whole: 'share' must be a fraction in (0, 1]");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][3]["policy"] = "never";
+  expect_error(c, "never");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][4]["name"] = "coop-whole";
+  expect_error(c, "mechanism 'coop-whole' is named twice");
+  c = colocate_config();
+  c["colocate"]["request"]["task"] = "fft";
+  expect_error(c, "the request's 'task' must be matmul or cublas");
+}
+
+TEST(BenchPlan, TheColocateConfigurationsPlanEveryPairLoadAndMechanism) {
+  for (const char* name : {"colocate", "colocate-quick"}) {
+    const json c = coop::bench::builtin_config(name);
+    const auto units = coop::bench::plan(c);
+    // Every mechanism for every pair and load, but yielding inside phases only for phased apps.
+    std::size_t expected = 0;
+    for (const json& p : c["pairs"])
+      for (const json& m : c["colocate"]["mechanisms"])
+        expected += !m.value("yield_in_phases", false) || coop::apps::has_multi_launch(p["app"]);
+    EXPECT_EQ(units.size(), expected * c["colocate"]["loads"].size()) << name;
+    // One arrival sequence per load, the same for every mechanism.
+    for (const Unit& u : units)
+      for (const Unit& v : units)
+        if (u.params["load"] == v.params["load"]) {
+          EXPECT_EQ(u.params["seed"], v.params["seed"]);
+        }
+  }
 }
 
 TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {
@@ -187,6 +248,50 @@ TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {
     EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos) << r["validation"];
     if (r["variant"] == "cooperative") {
       EXPECT_EQ(r["groups"], r["N"].get<std::uint32_t>() / 2);
+    }
+  }
+  EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
+}
+
+TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  const json config = colocate_config();
+  const auto units = coop::bench::plan(config);
+  ASSERT_EQ(units.size(), 6u);
+  coop::bench::Runner runner(rt, config);
+  for (const Unit& u : units) {
+    const json r = runner.run(u);  // throws on a wrong app result or request product
+    const std::string mech = r["mechanism"];
+    const std::size_t n = r["requests"];
+    EXPECT_GE(n, 1u) << mech;
+    EXPECT_EQ(r["samples"]["latency_ms"].size(), n) << mech;
+    const json& l = r["latency_ms"];
+    EXPECT_LE(l["min"].get<double>(), l["median"].get<double>());
+    EXPECT_LE(l["median"].get<double>(), l["p99"].get<double>());
+    EXPECT_LE(l["p99"].get<double>(), l["p999"].get<double>());
+    EXPECT_LE(l["p999"].get<double>(), l["max"].get<double>());
+    EXPECT_GE(r["slo_attainment"].get<double>(), 0.0);
+    EXPECT_LE(r["slo_attainment"].get<double>(), 1.0);
+    EXPECT_GT(r["request_busy_fraction"].get<double>(), 0.0) << mech;
+    if (mech == "requests-only") {
+      EXPECT_EQ(r["background_runs"], 0u);
+      EXPECT_EQ(r["background_fraction_of_alone"], 0.0);
+      continue;
+    }
+    EXPECT_GE(r["background_runs"].get<std::size_t>(), 1u) << mech;
+    double run_sum = 0;
+    for (double x : r["samples"]["background_run_ms"]) run_sum += x;
+    const double run_mean = run_sum / double(r["samples"]["background_run_ms"].size());
+    EXPECT_NEAR(r["background_fraction_of_alone"].get<double>(),
+                r["background_alone_ms"].get<double>() / run_mean, 1e-9)
+        << mech;
+    EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos)
+        << mech << ": " << r["validation"];
+    if (r["background"] == "cooperative") {
+      EXPECT_EQ(r["samples"]["gather_ms"].size(), n) << mech;
+      EXPECT_EQ(r["gather_ms"]["n"], n);
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";

@@ -3,8 +3,10 @@
 #include "config.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "coop/apps/apps.hpp"
 #include "coop/bench/experiments.hpp"
@@ -77,6 +79,56 @@ const char* const kQuickConfig = R"({
   }
 })";
 
+// Co-location on a GPU (docs/colocation.md): apps on inputs sized to the device run back to
+// back as long backgrounds while inference-like requests (a cuBLAS SGEMM, ~0.4 ms alone)
+// arrive as a Poisson stream at 10, 30 and 60 % of the device's time.
+const char* const kColocateConfig = R"({
+  "name": "colocate",
+  "pairs": [
+    {"name": "bfs/road-24m", "app": "bfs", "input": "road:24000000"},
+    {"name": "bfs/rmat24", "app": "bfs", "input": "rmat:24"},
+    {"name": "octree/8m", "app": "octree", "particles": 8388608},
+    {"name": "game/10", "app": "game", "depth": 10},
+    {"name": "l-sssp/road-24m", "app": "l-sssp", "input": "road:24000000"}
+  ],
+  "colocate": {
+    "pairs": "all",
+    "loads": [0.1, 0.3, 0.6],
+    "seconds": 4,
+    "request": {"task": "cublas", "gpu_ms": 0.4},
+    "mechanisms": [
+      {"name": "requests-only", "background": "none"},
+      {"name": "stream-priority", "background": "standalone"},
+      {"name": "suspend", "policy": "suspend"},
+      {"name": "coop-whole", "policy": "shrink"},
+      {"name": "coop-whole-yield", "policy": "shrink", "yield_in_phases": true},
+      {"name": "coop-prestaged", "policy": "shrink", "prestage": true}
+    ]
+  }
+})";
+
+// The same story at CPU scale (minutes on the CPU backend).
+const char* const kColocateQuickConfig = R"({
+  "name": "colocate-quick",
+  "pairs": [
+    {"name": "bfs/road", "app": "bfs", "input": "road:300000"},
+    {"name": "octree", "app": "octree", "particles": 65536}
+  ],
+  "colocate": {
+    "pairs": "all",
+    "loads": [0.1, 0.3],
+    "seconds": 2,
+    "request": {"task": "matmul", "gpu_ms": 4},
+    "mechanisms": [
+      {"name": "requests-only", "background": "none"},
+      {"name": "stream-priority", "background": "standalone"},
+      {"name": "suspend", "policy": "suspend"},
+      {"name": "coop-whole", "policy": "shrink"},
+      {"name": "coop-prestaged", "policy": "shrink", "prestage": true}
+    ]
+  }
+})";
+
 // ------------------------------------------------------------------ planning
 
 std::string need_string(const json& j, const char* field, const std::string& where) {
@@ -131,12 +183,50 @@ int carveout_of(const json& o) {
   return o.value("shared_carveout", LaunchConfig{}.shared_carveout);
 }
 
-std::vector<std::string> builtin_config_names() { return {"paper", "quick"}; }
+std::vector<std::string> builtin_config_names() {
+  return {"paper", "quick", "colocate", "colocate-quick"};
+}
 
 json builtin_config(const std::string& name) {
   if (name == "paper") return json::parse(kPaperConfig);
   if (name == "quick") return json::parse(kQuickConfig);
-  throw std::invalid_argument("no built-in configuration '" + name + "' (paper, quick)");
+  if (name == "colocate") return json::parse(kColocateConfig);
+  if (name == "colocate-quick") return json::parse(kColocateQuickConfig);
+  throw std::invalid_argument("no built-in configuration '" + name +
+                              "' (paper, quick, colocate, colocate-quick)");
+}
+
+Mechanism parse_mechanism(const json& m, const std::string& where) {
+  Mechanism out;
+  out.name = need_string(m, "name", where);
+  const std::string at = where + " " + out.name;
+  const std::string bg = m.value("background", "cooperative");
+  if (bg == "none")
+    out.background = Mechanism::Background::none;
+  else if (bg == "standalone")
+    out.background = Mechanism::Background::standalone;
+  else if (bg != "cooperative")
+    throw std::invalid_argument(at + ": 'background' must be none, standalone or cooperative");
+  for (const char* field : {"policy", "share", "prestage", "yield_in_phases"})
+    if (m.contains(field) && out.background != Mechanism::Background::cooperative)
+      throw std::invalid_argument(at + ": '" + field + "' applies to a cooperative background");
+  if (m.contains("policy")) {
+    if (!m["policy"].is_string()) throw std::invalid_argument(at + ": 'policy' must be a string");
+    out.policy = PreemptionPolicy::parse(m["policy"].get<std::string>());
+  }
+  if (m.contains("share")) {
+    if (!m["share"].is_number() || !(m["share"].get<double>() > 0) || m["share"].get<double>() > 1)
+      throw std::invalid_argument(at + ": 'share' must be a fraction in (0, 1]");
+    out.share = m["share"];
+  }
+  for (auto [field, flag] :
+       {std::pair{"prestage", &out.prestage}, std::pair{"yield_in_phases", &out.yield_in_phases}})
+    if (m.contains(field)) {
+      if (!m[field].is_boolean())
+        throw std::invalid_argument(at + ": '" + field + "' must be true or false");
+      *flag = m[field];
+    }
+  return out;
 }
 
 namespace {
@@ -162,9 +252,9 @@ void check_pairs(const json& config) {
   }
   for (auto it = config.begin(); it != config.end(); ++it)
     if (it.key() != "name" && it.key() != "pairs" && it.key() != "overhead" &&
-        it.key() != "multitasking")
+        it.key() != "multitasking" && it.key() != "colocate")
       throw std::invalid_argument("configuration: unknown experiment '" + it.key() +
-                                  "' (overhead, multitasking)");
+                                  "' (overhead, multitasking, colocate)");
 }
 
 void plan_overhead(const json& config, std::vector<Unit>& units) {
@@ -238,6 +328,53 @@ void plan_multitasking(const json& config, std::vector<Unit>& units) {
   for (const json& v : m["variants"]) plan_variant(config, v, pairs, min_periods, units);
 }
 
+// Per pair, load and mechanism; one arrival seed per load, the same for every mechanism.
+void plan_colocate(const json& config, std::vector<Unit>& units) {
+  const json& c = config["colocate"];
+  const auto pairs = select_pairs(config, c.value("pairs", json("all")), "colocate");
+  const double seconds = c.contains("seconds") ? need_number(c, "seconds", "colocate") : 4.0;
+  if (!c.contains("loads") || !c["loads"].is_array() || c["loads"].empty())
+    throw std::invalid_argument("colocate: 'loads' must be a list of fractions in (0, 1)");
+  for (const json& l : c["loads"])
+    if (!l.is_number() || !(l.get<double>() > 0 && l.get<double>() < 1))
+      throw std::invalid_argument("colocate: 'loads' must be a list of fractions in (0, 1)");
+  const json request = c.value("request", json{{"task", "cublas"}, {"gpu_ms", 0.4}});
+  const std::string task = request.value("task", "cublas");
+  if (task != "matmul" && task != "cublas")
+    throw std::invalid_argument("colocate: the request's 'task' must be matmul or cublas");
+  need_number(request, "gpu_ms", "colocate: the request");
+  if (!c.contains("mechanisms") || !c["mechanisms"].is_array() || c["mechanisms"].empty())
+    throw std::invalid_argument("colocate: 'mechanisms' must be a list");
+  std::set<std::string> names;
+  for (const json& m : c["mechanisms"])
+    if (!names.insert(parse_mechanism(m, "colocate mechanism").name).second)
+      throw std::invalid_argument("colocate: mechanism '" + m["name"].get<std::string>() +
+                                  "' is named twice");
+  const std::uint64_t seed = c.value("seed", 1);
+  for (const std::string& pair : pairs) {
+    // Yielding inside phases means nothing to the work-stealing apps: no unit repeats another.
+    const bool phased =
+        apps::find_app(find_pair(config, pair)["app"].get<std::string>()).multi_launch;
+    for (std::size_t li = 0; li < c["loads"].size(); ++li) {
+      const double load = c["loads"][li];
+      char load_key[32];
+      std::snprintf(load_key, sizeof load_key, "load=%g", load);
+      for (const json& m : c["mechanisms"]) {
+        if (m.value("yield_in_phases", false) && !phased) continue;
+        units.push_back({"colocate/" + pair + "/" + load_key + "/" + m["name"].get<std::string>(),
+                         "colocate",
+                         {{"pair", pair},
+                          {"load", load},
+                          {"seconds", seconds},
+                          {"request", request},
+                          {"mechanism", m},
+                          {"seed", seed + li}},
+                         seconds + 1});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Unit> plan(const json& config) {
@@ -245,6 +382,7 @@ std::vector<Unit> plan(const json& config) {
   std::vector<Unit> units;
   if (config.contains("overhead")) plan_overhead(config, units);
   if (config.contains("multitasking")) plan_multitasking(config, units);
+  if (config.contains("colocate")) plan_colocate(config, units);
   return units;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "coop/bench/harness.hpp"
+#include "coop/policy.hpp"
 
 namespace coop::bench {
 
@@ -16,5 +17,26 @@ const json& find_pair(const json& config, const std::string& name);
 std::uint32_t resolve_groups(const std::string& spec, std::uint32_t n);
 /// An experiment's optional "shared_carveout" (LaunchConfig::shared_carveout of the app's job).
 int carveout_of(const json& experiment);
+
+/// How the co-location experiment shares the device between the background app and the
+/// requests (one entry of "colocate": "mechanisms").
+struct Mechanism {
+  enum class Background : std::uint8_t {
+    none,         ///< no background: the request stream's own floor (queueing behind itself)
+    standalone,   ///< the app as a plain persistent kernel, requests on a high-priority stream
+    cooperative,  ///< the app as a cooperative job, each request a task through the scheduler
+  };
+  std::string name;
+  Background background = Background::cooperative;
+  PreemptionPolicy policy{PreemptionPolicy::Mode::shrink};  ///< cooperative: how capacity is freed
+  double share = 1;       ///< cooperative: the fraction of the device a request asks for
+  bool prestage = false;  ///< cooperative: the request is enqueued on the high-priority stream
+                          ///< at once, while the job gives way (no host hop after the gather)
+  bool yield_in_phases = false;  ///< apps::RunConfig::yield_in_phases
+};
+/// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative",
+/// "policy", "share", "prestage", "yield_in_phases"}); throws std::invalid_argument naming
+/// `where` and the field.
+Mechanism parse_mechanism(const json& m, const std::string& where);
 
 }  // namespace coop::bench

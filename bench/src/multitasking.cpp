@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "config.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "kernel_clock.hpp"
 #include "runner.hpp"
 
 namespace coop::bench {
@@ -36,45 +36,6 @@ struct AppRuns {
 };
 
 namespace {
-
-using clk = std::chrono::steady_clock;
-
-double ms_between(clk::time_point a, clk::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-// The apps here run for milliseconds, and each run also prepares its buffers and reads its
-// results back on the host. The paper's cooperative kernel ran for a long time: to stand in
-// for it, tasks are released on a clock of *kernel time* (advancing only while an app run's
-// kernels are running), so the runs act as one long kernel with the host work between them
-// cut out.
-class KernelClock {
- public:
-  double now() {
-    std::lock_guard lock(mu_);
-    return banked_ + (running_ ? ms_between(since_, clk::now()) : 0);
-  }
-  /// Whether an app run's kernels are running and `release` is reached: a task arrives while
-  /// the cooperative kernel runs, as in the paper, never between runs (where it would find
-  /// the device empty and the next run would start beside it).
-  bool due(double release) {
-    std::lock_guard lock(mu_);
-    return running_ && banked_ + ms_between(since_, clk::now()) >= release;
-  }
-  void set(bool on) {
-    std::lock_guard lock(mu_);
-    if (on == running_) return;
-    if (running_) banked_ += ms_between(since_, clk::now());
-    since_ = clk::now();
-    running_ = on;
-  }
-
- private:
-  std::mutex mu_;
-  double banked_ = 0;  ///< kernel time of finished spans
-  bool running_ = false;
-  clk::time_point since_;
-};
 
 /// A thread that releases a task every period of kernel time (or as soon as the previous one
 /// ends, when it overran) until stopped.
@@ -146,21 +107,6 @@ class TaskReleaser {
   std::string error_;
   std::vector<TaskSample> samples_;
   std::thread thread_;  // last: starts once everything it reads is made
-};
-
-/// The runtime's preemption policy for one unit, restored when it ends.
-class PreemptionScope {
- public:
-  PreemptionScope(Runtime& rt, const PreemptionPolicy& policy) : rt_(rt), saved_(rt.preemption()) {
-    rt_.set_preemption(policy);
-  }
-  ~PreemptionScope() { rt_.set_preemption(saved_); }
-  PreemptionScope(const PreemptionScope&) = delete;
-  PreemptionScope& operator=(const PreemptionScope&) = delete;
-
- private:
-  Runtime& rt_;
-  PreemptionPolicy saved_;
 };
 
 /// Per task: gather, run and response times, periods met, and the period it could have been

@@ -53,9 +53,14 @@ std::string Runner::State::validate_once(const std::string& what, const apps::In
 Runner::Runner(Runtime& rt, json config) : s_(std::make_unique<State>(rt, std::move(config))) {}
 Runner::~Runner() = default;
 
+void Runner::prepare(const Unit& u) {
+  if (u.params.contains("pair")) s_->input(u.params["pair"].get<std::string>());
+}
+
 json Runner::run(const Unit& u) {
   if (u.experiment == "overhead") return s_->overhead(u);
   if (u.experiment == "multitasking") return s_->multitasking(u);
+  if (u.experiment == "colocate") return s_->colocate(u);
   throw std::invalid_argument("unknown experiment '" + u.experiment + "'");
 }
 

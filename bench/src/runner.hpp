@@ -1,5 +1,6 @@
 // What a Runner keeps between units (inputs, calibrated tasks, alone timings, the runs already
-// validated) and the two experiments, each in its own file (overhead.cpp, multitasking.cpp).
+// validated) and the experiments, each in its own file (overhead.cpp, multitasking.cpp,
+// colocate.cpp).
 // Internal to coop::bench.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "coop/apps/apps.hpp"
 #include "coop/bench/experiments.hpp"
@@ -31,6 +33,8 @@ struct Runner::State {
   };
   std::map<std::string, Alone> alone_runs;
   std::set<std::string> validated;
+  /// A request's times alone on the idle device, per task kind and length (colocate).
+  std::map<std::string, std::vector<double>> request_alone_ms;
 
   State(Runtime& r, json c) : rt(r), config(std::move(c)) {}
 
@@ -46,13 +50,30 @@ struct Runner::State {
 
   json overhead(const Unit& u);
   json multitasking(const Unit& u);
+  json colocate(const Unit& u);
 
  private:
   const Alone& alone_run(const std::string& key, const apps::Input& in, const apps::RunConfig& cfg,
                          std::string& validation);
+  const std::vector<double>& request_alone(const std::string& key, TaskWork& work);
   AppRuns run_beside_tasks(const apps::Input& in, apps::RunConfig cfg, TaskWork& work,
                            const TaskPlan& plan, double span_ms, const std::string& alone_key,
                            std::string& validation);
+};
+
+/// The runtime's preemption policy for one unit, restored when it ends.
+class PreemptionScope {
+ public:
+  PreemptionScope(Runtime& rt, const PreemptionPolicy& policy) : rt_(rt), saved_(rt.preemption()) {
+    rt_.set_preemption(policy);
+  }
+  ~PreemptionScope() { rt_.set_preemption(saved_); }
+  PreemptionScope(const PreemptionScope&) = delete;
+  PreemptionScope& operator=(const PreemptionScope&) = delete;
+
+ private:
+  Runtime& rt_;
+  PreemptionPolicy saved_;
 };
 
 /// A job's counters as JSON.

@@ -1,6 +1,8 @@
-// The headline figures of a set of results: Table 2 and, per workload and variant, the
-// multitasking slowdown and periods met.
+// The headline figures of a set of results: Table 2, per workload and variant the
+// multitasking slowdown and periods met, and per co-location unit the request latency and the
+// background kept.
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,10 +36,7 @@ void print_overhead(std::FILE* f, const std::vector<json>& results) {
     if (r.contains("multi_launch_over_standalone"))
       multi.push_back(r["multi_launch_over_standalone"]);
   }
-  if (coop.empty()) {
-    std::fprintf(f, "Table 2: no overhead pairs in these results.\n");
-    return;
-  }
+  if (coop.empty()) return;  // no overhead units in these results
   std::fprintf(f,
                "Table 2: cooperative / standalone over %zu pairs: geomean %.3f, max %.3f (%s); "
                "paper 1.07 / 1.23.",
@@ -68,11 +67,34 @@ void print_multitasking(std::FILE* f, const std::vector<json>& results) {
                  key.c_str(), median(v), model[key], 100 * median(met[key]), v.size());
 }
 
+// Co-location: per pair and load, each mechanism's request latency and background kept.
+void print_colocate(std::FILE* f, const std::vector<json>& results) {
+  std::string last;
+  for (const json& r : results) {
+    if (r.contains("error") || r.value("experiment", "") != "colocate") continue;
+    char head[160];
+    std::snprintf(head, sizeof head, "co-location %s at %.0f %% load (request alone p99 %.3f ms)",
+                  r["pair"].get<std::string>().c_str(), 100 * r["load"].get<double>(),
+                  r["request_alone_ms"]["p99"].get<double>());
+    if (head != last) std::fprintf(f, "%s\n", head);
+    last = head;
+    const json& l = r["latency_ms"];
+    std::fprintf(f,
+                 "  %-20s request p50 %9.3f p99 %9.3f p99.9 %9.3f ms, SLO %5.1f %%, background "
+                 "%.3f of alone\n",
+                 r["mechanism"].get<std::string>().c_str(), l["median"].get<double>(),
+                 l["p99"].get<double>(), l["p999"].get<double>(),
+                 100 * r["slo_attainment"].get<double>(),
+                 r["background_fraction_of_alone"].get<double>());
+  }
+}
+
 }  // namespace
 
 void print_summary(std::FILE* f, const std::vector<json>& results) {
   print_overhead(f, results);
   print_multitasking(f, results);
+  print_colocate(f, results);
 }
 
 }  // namespace coop::bench

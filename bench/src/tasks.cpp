@@ -89,6 +89,11 @@ struct TaskWork::Gpu {
 
   /// Enqueues `products` products on stream s and waits for them.
   void run(cudaStream_t s, std::uint32_t groups, std::uint32_t n, std::uint32_t products) {
+    enqueue(s, groups, n, products);
+    cuda::check(cudaStreamSynchronize(s), "running the task");
+  }
+  /// Enqueues `products` products on stream s.
+  void enqueue(cudaStream_t s, std::uint32_t groups, std::uint32_t n, std::uint32_t products) {
     if (handle) {
       // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets B first.
       cublasSetStream(handle, s);
@@ -102,7 +107,6 @@ struct TaskWork::Gpu {
       task_matmul<<<std::max(1u, groups), 256, 0, s>>>(a, b, c, n, products);
       cuda::check(cudaGetLastError(), "launching the task");
     }
-    cuda::check(cudaStreamSynchronize(s), "running the task");
   }
 
   float *a = nullptr, *b = nullptr, *c = nullptr;
@@ -129,7 +133,12 @@ TaskWork::TaskWork(Runtime& rt, std::string kind, double gpu_ms)
   calibrate(gpu_ms);
 }
 
-TaskWork::~TaskWork() = default;
+TaskWork::~TaskWork() {
+  if (direct_started_) try {
+      finish_direct();
+    } catch (...) {  // a destructor reports nothing; the unit already failed
+    }
+}
 
 // Products per task so that one task on the whole (idle) device takes E. The first call pays
 // for loading (cuBLAS picks and loads its kernels then), so it is not timed, and the estimate
@@ -163,6 +172,24 @@ void TaskWork::run_direct(std::uint32_t groups) {
   if (gpu_) return gpu_->run(gpu_->high, groups, m_.n, products_);
 #endif
   m_.run_threads(groups, products_);
+}
+
+void TaskWork::start_direct() {
+  if (direct_started_) throw std::logic_error("start_direct: the previous task was not finished");
+  direct_started_ = true;
+#if COOP_BENCH_GPU
+  if (gpu_) return gpu_->enqueue(gpu_->high, full_, m_.n, products_);
+#endif
+  direct_ = std::thread([this] { m_.run_threads(full_, products_); });
+}
+
+void TaskWork::finish_direct() {
+  if (!direct_started_) throw std::logic_error("finish_direct: no task was started");
+  direct_started_ = false;
+#if COOP_BENCH_GPU
+  if (gpu_) return cuda::check(cudaStreamSynchronize(gpu_->high), "running the task");
+#endif
+  direct_.join();
 }
 
 bool TaskWork::check() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "coop/bench/harness.hpp"
 #include "coop/bench/host_matmul.hpp"
@@ -30,6 +31,11 @@ class TaskWork {
   /// Runs one task outside the scheduler on a high-priority stream (the no-cooperation
   /// baselines): it starts when the device has room.
   void run_direct(std::uint32_t groups);
+  /// run_direct() on the whole device without waiting: the task is enqueued at once on the
+  /// high-priority stream (CPU backend: started on its own threads); finish_direct() waits for
+  /// it. One at a time.
+  void start_direct();
+  void finish_direct();
   /// Compares sampled entries of the last product with a serial one.
   bool check();
   /// {"kind", "n", "products", "full_grid", "alone_ms"}
@@ -48,6 +54,8 @@ class TaskWork {
   std::unique_ptr<Gpu> gpu_;
   std::uint32_t products_ = 1, full_ = 1;
   double alone_ms_ = 0;
+  bool direct_started_ = false;
+  std::thread direct_;  ///< CPU backend: the task started by start_direct()
 };
 
 }  // namespace coop::bench

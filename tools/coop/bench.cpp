@@ -69,8 +69,8 @@ json load_config(const std::string& spec) {
   std::ifstream in(spec);
   if (!in)
     throw std::invalid_argument("--config: '" + spec +
-                                "' is neither a built-in configuration (paper, quick) nor a "
-                                "readable file");
+                                "' is neither a built-in configuration (paper, quick, colocate, "
+                                "colocate-quick) nor a readable file");
   try {
     return json::parse(in);
   } catch (const json::exception& e) {
@@ -181,9 +181,10 @@ RunCounts run_units(Runtime& rt, const json& config, bench::Store& store,
       break;
     }
     progress.begin(u);
-    watchdog.running(&u);
     json r;
     try {
+      runner.prepare(u);  // inputs are made once per process, outside --unit-timeout
+      watchdog.running(&u);
       r = runner.run(u);
     } catch (const std::exception& e) {
       ++n.failed;
@@ -202,18 +203,19 @@ RunCounts run_units(Runtime& rt, const json& config, bench::Store& store,
 
 void add_bench_options(CLI::App& app, BenchOptions& b) {
   app.add_option("--config", b.config,
-                 "paper | quick | a JSON file (default: paper on a GPU, quick on the CPU)")
+                 "paper | quick | colocate | colocate-quick | a JSON file (default: paper on a "
+                 "GPU, quick on the CPU)")
       ->check(parses_with([](const std::string& s) {
         const auto names = bench::builtin_config_names();
         if (std::find(names.begin(), names.end(), s) == names.end() && !std::ifstream(s))
           throw std::invalid_argument("'" + s +
-                                      "' is neither a built-in configuration (paper, quick) nor "
-                                      "a readable file");
+                                      "' is neither a built-in configuration (paper, quick, "
+                                      "colocate, colocate-quick) nor a readable file");
       }));
   app.add_option("--out", b.out, "results folder (default: coop-bench-<config name>)");
-  app.add_option("--only", b.only, "experiments: overhead, multitasking")
+  app.add_option("--only", b.only, "experiments: overhead, multitasking, colocate")
       ->delimiter(',')
-      ->check(CLI::IsMember({"overhead", "multitasking"}));
+      ->check(CLI::IsMember({"overhead", "multitasking", "colocate"}));
   app.add_option("--filter", b.filter,
                  "run only units whose key contains this (repeatable: all must match)");
   app.add_option("--exclude", b.exclude, "skip units whose key contains this (repeatable)");
@@ -238,7 +240,8 @@ class Bench : public Subcommand {
   explicit Bench(std::string command_line) : command_line_(std::move(command_line)) {}
   const char* name() const override { return "bench"; }
   const char* description() const override {
-    return "run the paper's experiments (resumable; writes JSON and CSV, see docs/results.md)";
+    return "run the paper's experiments and co-location (resumable; writes JSON and CSV, see "
+           "docs/results.md)";
   }
   void add_options(CLI::App& app) override { add_bench_options(app, o_); }
   int run() override;

@@ -33,6 +33,10 @@ class Runner {
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
+  /// Makes what the unit reads and later units share (its pair's input: a generated graph of
+  /// tens of millions of vertices takes a minute), so that a caller can time run() alone.
+  /// Throws like run().
+  void prepare(const Unit& unit);
   /// Measures one unit; throws when it cannot run (with the reason).
   json run(const Unit& unit);
 

@@ -1,0 +1,268 @@
+// The co-location experiment (`coop bench --config colocate`, docs/colocation.md): an app runs
+// back to back as a long background while requests (the multitasking experiment's task kinds:
+// a cuBLAS SGEMM or our matmul, sized to take E ms alone) arrive as a Poisson stream at a
+// fraction of the device's time, under one mechanism per unit: no background (the request
+// stream's own floor), stream priority only (the app as a plain persistent kernel), or the app
+// as a cooperative job with each request a task (shrink or suspend, a share of the device,
+// optionally prestaged on the high-priority stream). Arrivals run on the app's kernel clock
+// (kernel_clock.hpp), so back-to-back runs stand in for one long kernel.
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "config.hpp"
+#include "coop/bench/percentiles.hpp"
+#include "kernel_clock.hpp"
+#include "runner.hpp"
+
+namespace coop::bench {
+
+namespace {
+
+/// What serving the requests of one unit measured.
+struct Served {
+  std::vector<double> latency;  ///< arrival to completion, queueing included
+  std::vector<double> gather;   ///< cooperative: the task's request to its capacity free
+  std::vector<double> run;      ///< cooperative: the task's work
+  double busy_ms = 0;           ///< the requests' service time
+};
+
+/// A thread that serves requests arriving as a Poisson process (rate load / alone_ms, in the
+/// clock's time: requests arrive only while the background's kernel runs), one at a time in
+/// arrival order, until stopped. A request's latency is wall time from the moment the clock
+/// passed its arrival to its end: the serving thread sleeps to ~100 us before an arrival and
+/// then spins, so it starts on time; a request that arrived while another was served waits
+/// (between runs too) and counts that wait.
+class RequestStream {
+ public:
+  RequestStream(KernelClock& clock, double load, double alone_ms, std::uint64_t seed,
+                std::function<void(Served&)> serve)
+      : clock_(clock), rng_(seed), gap_(load / alone_ms), serve_(std::move(serve)), thread_([this] {
+          loop();
+        }) {}
+  ~RequestStream() { stop(); }
+  RequestStream(const RequestStream&) = delete;
+  RequestStream& operator=(const RequestStream&) = delete;
+
+  /// Stops taking requests and waits for the one being served.
+  void stop() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+  /// After stop().
+  const Served& served() const { return served_; }
+
+ private:
+  void loop() {
+    try {
+      double arrival = gap_(rng_);
+      while (!done_) {
+        if (!wait_for(arrival)) break;
+        const auto arrived = clock_.wall_at(arrival);
+        const auto start = clk::now();
+        serve_(served_);
+        const auto end = clk::now();
+        served_.latency.push_back(ms_between(arrived, end));
+        served_.busy_ms += ms_between(start, end);
+        arrival += gap_(rng_);
+      }
+    } catch (const std::exception& e) {
+      error_ = e.what();
+      failed_ = true;
+    }
+  }
+  // Until the clock has reached `arrival`; false when stopped first.
+  bool wait_for(double arrival) {
+    while (!done_) {
+      const double ahead = arrival - clock_.now();
+      if (ahead <= 0) return true;           // due, also when the clock stands between runs
+      if (!clock_.running() || ahead > 0.2)  // far ahead, or no arrival until the next run
+        std::this_thread::sleep_for(
+            std::chrono::microseconds(std::int64_t(std::clamp(ahead - 0.1, 0.05, 1.0) * 1000)));
+      else
+        std::this_thread::yield();  // spin the last ~100 us (yielding to the CPU backend)
+    }
+    return false;
+  }
+
+  KernelClock& clock_;
+  std::mt19937_64 rng_;
+  std::exponential_distribution<double> gap_;
+  std::function<void(Served&)> serve_;
+  std::atomic<bool> done_{false}, failed_{false};
+  std::string error_;
+  Served served_;
+  std::thread thread_;  // last: starts once everything it reads is made
+};
+
+/// summarize() with the 99.9th percentile.
+json latency_json(const std::vector<double>& ms) {
+  json s = summarize(ms);
+  s["p999"] = percentile(ms, 0.999);
+  return s;
+}
+
+const char* background_name(Mechanism::Background b) {
+  switch (b) {
+    case Mechanism::Background::none:
+      return "none";
+    case Mechanism::Background::standalone:
+      return "standalone";
+    case Mechanism::Background::cooperative:
+      break;
+  }
+  return "cooperative";
+}
+
+}  // namespace
+
+const std::vector<double>& Runner::State::request_alone(const std::string& key, TaskWork& work) {
+  std::vector<double>& ms = request_alone_ms[key];
+  if (!ms.empty()) return ms;
+  // As many as fit in about a second, at least 50 (the tail of the request alone is the bound
+  // its latency beside the background is judged by).
+  const double e = std::max(work.describe()["alone_ms"].get<double>(), 1e-3);
+  const int reps = std::clamp(int(1000 / e), 50, 300);
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = clk::now();
+    work.run_direct(work.full_grid());
+    ms.push_back(ms_between(t0, clk::now()));
+  }
+  if (!work.check()) throw std::runtime_error("the request's product is wrong (alone)");
+  return ms;
+}
+
+// One mechanism at one load: the request alone (once per process), the app alone as a plain
+// persistent kernel (the background a user has without coop) and in the mechanism's form, then
+// the app back to back for `seconds` of kernel time (at least one run) while requests arrive.
+json Runner::State::colocate(const Unit& u) {
+  const std::string pair = u.params["pair"];
+  const double load = u.params["load"], seconds = u.params["seconds"];
+  const Mechanism mech = parse_mechanism(u.params["mechanism"], "colocate mechanism");
+  const json& request = u.params["request"];
+  const std::string kind = request.value("task", "cublas");
+  const double gpu_ms = request["gpu_ms"];
+  apps::Input& in = input(pair);
+  TaskWork& work = task(kind, gpu_ms);
+  const std::vector<double>& alone = request_alone(kind + "/" + std::to_string(gpu_ms), work);
+  const Percentiles alone_p(alone);
+  const double alone_ms = alone_p.median(), slo_ms = 1.2 * alone_p.at(0.99) + 0.060;
+
+  std::string validation;
+  const apps::RunConfig plain{.form = apps::Form::standalone, .policy = Policy::generous()};
+  const int carveout = plain.shared_carveout;
+  const std::string plain_key = pair + "/standalone/null/" + std::to_string(carveout);
+  const double plain_alone_ms = alone_run(plain_key, in, plain, validation).ms;
+  apps::RunConfig cfg = plain;
+  cfg.form = mech.background == Mechanism::Background::cooperative ? apps::Form::cooperative
+                                                                   : apps::Form::standalone;
+  cfg.yield_in_phases = mech.yield_in_phases;
+  std::string form_key = pair + "/" + apps::form_name(cfg.form) + "/null/" +
+                         std::to_string(carveout) + (mech.yield_in_phases ? "/yield" : "");
+  const double form_alone_ms = alone_run(form_key, in, cfg, validation).ms;
+
+  PreemptionScope preemption(rt, mech.policy);
+  auto serve = [&](Served& s) {
+    if (mech.background != Mechanism::Background::cooperative) {
+      work.run_direct(work.full_grid());
+      return;
+    }
+    TaskRecord r;
+    if (mech.prestage) {
+      // Enqueued at once on the high-priority stream: the hardware places its blocks as the
+      // job's workgroups leave; the task holds what was gathered until the request ends.
+      work.start_direct();
+      r = rt.run_fraction(mech.share, [&](Task&) { work.finish_direct(); });
+    } else {
+      r = rt.run_fraction(mech.share, [&](Task& t) { work.run(t, t.groups()); });
+    }
+    s.gather.push_back(r.gather_ms());
+    s.run.push_back(r.run_ms());
+  };
+
+  KernelClock kclock;
+  std::vector<double> runs;
+  JobStats first_stats;
+  std::string error;
+  RequestStream stream(kclock, load, alone_ms, u.params["seed"].get<std::uint64_t>(), serve);
+  try {
+    if (mech.background == Mechanism::Background::none) {
+      kclock.set(true);  // no background: arrivals on the wall clock
+      while (!stream.failed() && kclock.now() < seconds * 1e3)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } else {
+      cfg.on_kernel = [&](bool on) { kclock.set(on); };
+      while (!stream.failed() && (runs.empty() || kclock.now() < seconds * 1e3)) {
+        apps::Result res = apps::run(rt, in, cfg);
+        runs.push_back(res.ms);
+        if (runs.size() == 1) {
+          first_stats = res.stats;
+          // Once per pair and mechanism: the run beside its requests (loads add no new path).
+          validation = validate_once(form_key + "/colocate/" + mech.name, in, res);
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const double span_ms = kclock.now();
+  stream.stop();
+  if (!error.empty()) throw std::runtime_error(error);
+  if (stream.failed()) throw std::runtime_error("request: " + stream.error());
+  if (!work.check()) throw std::runtime_error("the request's product is wrong");
+  const Served& s = stream.served();
+
+  const Percentiles lat(s.latency);
+  std::size_t met = 0;
+  for (double x : s.latency) met += x <= slo_ms;
+  double run_total = 0;
+  for (double x : runs) run_total += x;
+  const double run_mean = runs.empty() ? 0 : run_total / double(runs.size());
+  json out{{"pair", pair},
+           {"app", in.app},
+           {"input", describe_input(find_pair(config, pair), in)},
+           {"mechanism", mech.name},
+           {"background", background_name(mech.background)},
+           {"load", load},
+           {"seconds", seconds},
+           {"task", work.describe()},
+           {"request_alone_ms", latency_json(alone)},
+           {"slo_ms", slo_ms},
+           {"requests", s.latency.size()},
+           {"latency_ms", latency_json(s.latency)},
+           {"p99_over_alone_p99", lat.at(0.99) / alone_p.at(0.99)},
+           {"slo_attainment", s.latency.empty() ? 0.0 : double(met) / double(s.latency.size())},
+           {"request_busy_fraction", span_ms > 0 ? s.busy_ms / span_ms : 0.0},
+           {"background_runs", runs.size()},
+           {"background_run_ms", summarize(runs)},
+           {"background_alone_ms", plain_alone_ms},
+           {"background_form_alone_ms", form_alone_ms},
+           // Work done per unit of time against the plain kernel alone: 0 with no background.
+           {"background_fraction_of_alone", runs.empty() ? 0.0 : plain_alone_ms / run_mean},
+           {"validation", validation},
+           {"samples", {{"latency_ms", s.latency}, {"background_run_ms", runs}}}};
+  if (mech.background == Mechanism::Background::cooperative) {
+    out["policy"] = mech.policy.name();
+    out["share"] = mech.share;
+    out["prestage"] = mech.prestage;
+    out["yield_in_phases"] = mech.yield_in_phases;
+    out["gather_ms"] = latency_json(s.gather);
+    out["task_run_ms"] = latency_json(s.run);
+    out["samples"]["gather_ms"] = s.gather;
+    out["job"] = to_json(first_stats);
+    out["timeline"] = timeline(first_stats);
+  }
+  if (in.graph) {
+    out["vertices"] = in.graph->n();
+    out["arcs"] = in.graph->m();
+  }
+  return out;
+}
+
+}  // namespace coop::bench
