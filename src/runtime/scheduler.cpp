@@ -426,10 +426,12 @@ void Scheduler::reclaim() {
       missing -= std::int64_t(m - e.target) * e.cost;
   }
   if (missing <= 0) return;
-  // Unconsumed grants come back at once.
+  // Unconsumed grants come back at once, down to workgroup 0: a job restarted after a suspension
+  // reports M 0 until its kernel runs, and a target of 0 would leave it on workgroup 0 for good
+  // (never grown again: M above target reads as kills still owed).
   for (auto& e : jobs_) {
     if (e.reserved || e.preempting || e.cancelled || missing <= 0) continue;
-    std::uint32_t m = e.job->reported_active();
+    const std::uint32_t m = std::max(e.job->reported_active(), 1u);
     if (e.target > m) {
       missing -= std::int64_t(e.target - m) * e.cost;
       set_target(e, m);
