@@ -275,6 +275,9 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
     EXPECT_GE(r["slo_attainment"].get<double>(), 0.0);
     EXPECT_LE(r["slo_attainment"].get<double>(), 1.0);
     EXPECT_GT(r["request_busy_fraction"].get<double>(), 0.0) << mech;
+    // Kernel time passes only while a run's kernels run (or, with no background, always).
+    EXPECT_GT(r["kernel_seconds"].get<double>(), 0.0) << mech;
+    EXPECT_LE(r["kernel_seconds"].get<double>(), r["wall_seconds"].get<double>()) << mech;
     if (mech == "requests-only") {
       EXPECT_EQ(r["background_runs"], 0u);
       EXPECT_EQ(r["background_fraction_of_alone"], 0.0);

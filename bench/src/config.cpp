@@ -333,6 +333,8 @@ void plan_colocate(const json& config, std::vector<Unit>& units) {
   const json& c = config["colocate"];
   const auto pairs = select_pairs(config, c.value("pairs", json("all")), "colocate");
   const double seconds = c.contains("seconds") ? need_number(c, "seconds", "colocate") : 4.0;
+  const double max_seconds =
+      c.contains("max_seconds") ? need_number(c, "max_seconds", "colocate") : 10 * seconds;
   if (!c.contains("loads") || !c["loads"].is_array() || c["loads"].empty())
     throw std::invalid_argument("colocate: 'loads' must be a list of fractions in (0, 1)");
   for (const json& l : c["loads"])
@@ -366,6 +368,7 @@ void plan_colocate(const json& config, std::vector<Unit>& units) {
                          {{"pair", pair},
                           {"load", load},
                           {"seconds", seconds},
+                          {"max_seconds", max_seconds},
                           {"request", request},
                           {"mechanism", m},
                           {"seed", seed + li}},
