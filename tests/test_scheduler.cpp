@@ -12,10 +12,57 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "coop/detail/scheduler.hpp"
 #include "kernels/task_queue.hpp"
 
 using namespace coop;
 using coop::test::Spinner;
+
+namespace {
+
+/// A job as the scheduler sees it, driven by the test: it reports the M the test sets.
+struct ScriptedJob : detail::JobControl {
+  std::atomic<std::uint32_t> active{0}, target{0};
+  std::atomic<int> preempts{0};
+  std::uint32_t reported_active() const override { return active; }
+  void set_target(std::uint32_t t) override { target = t; }
+  Preemption preemption() const override { return Preemption::suspend; }
+  void preempt() override { ++preempts; }
+};
+
+}  // namespace
+
+// A request that arrives while a suspended job restarts (its kernel not yet reporting M) must
+// not leave the job on workgroup 0 for good: on an H100 an l-sssp job ran on one workgroup for
+// minutes (target 0, M 1, never grown again) under the suspend policy.
+TEST(Scheduler, ARequestDuringARestartLeavesTheJobFreeToGrowBack) {
+  detail::Scheduler s(8);
+  s.set_preemption(PreemptionPolicy::parse("suspend"));
+  ScriptedJob job;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  job.active = 8;
+  s.membership_changed(&job);
+  // A task for the whole device: the job is asked to suspend, suspends, the task runs.
+  auto first = s.request_task(8, 8, 0);
+  EXPECT_EQ(job.preempts, 1);
+  job.active = 0;
+  s.job_suspended(&job, true);
+  s.run_requested(first, [] {});
+  // The task is done: the job is restarted on the whole device, but has not reported yet.
+  EXPECT_EQ(job.target, 8u);
+  ASSERT_EQ(job.active, 0u);
+  // A second request now: the grant not yet consumed comes back, but not below workgroup 0.
+  auto second = s.request_task(8, 8, 0);
+  EXPECT_GE(job.target, 1u) << "a running job's target fell to 0";
+  // The restarted kernel runs on workgroup 0 only, and the request is withdrawn before the job
+  // reaches a suspension point: the job must grow back.
+  job.active = 1;
+  s.membership_changed(&job);
+  s.drop_requested(second);
+  EXPECT_EQ(job.target, 8u) << "the job was not grown back";
+  job.active = 0;
+  s.job_finished(&job);
+}
 
 TEST(Scheduler, TaskGathersThenJobRegrows) {
   auto rt = test::make_runtime(8);
