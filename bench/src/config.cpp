@@ -183,17 +183,36 @@ int carveout_of(const json& o) {
   return o.value("shared_carveout", LaunchConfig{}.shared_carveout);
 }
 
+namespace {
+
+struct Builtin {
+  const char* name;
+  const char* text;
+};
+const Builtin kBuiltins[] = {{"paper", kPaperConfig},
+                             {"quick", kQuickConfig},
+                             {"colocate", kColocateConfig},
+                             {"colocate-quick", kColocateQuickConfig}};
+
+}  // namespace
+
 std::vector<std::string> builtin_config_names() {
-  return {"paper", "quick", "colocate", "colocate-quick"};
+  std::vector<std::string> names;
+  for (const Builtin& b : kBuiltins) names.push_back(b.name);
+  return names;
+}
+
+std::string builtin_config_list() {
+  std::string list;
+  for (const Builtin& b : kBuiltins) list += (list.empty() ? "" : ", ") + std::string(b.name);
+  return list;
 }
 
 json builtin_config(const std::string& name) {
-  if (name == "paper") return json::parse(kPaperConfig);
-  if (name == "quick") return json::parse(kQuickConfig);
-  if (name == "colocate") return json::parse(kColocateConfig);
-  if (name == "colocate-quick") return json::parse(kColocateQuickConfig);
-  throw std::invalid_argument("no built-in configuration '" + name +
-                              "' (paper, quick, colocate, colocate-quick)");
+  for (const Builtin& b : kBuiltins)
+    if (name == b.name) return json::parse(b.text);
+  throw std::invalid_argument("no built-in configuration '" + name + "' (" + builtin_config_list() +
+                              ")");
 }
 
 Mechanism parse_mechanism(const json& m, const std::string& where) {

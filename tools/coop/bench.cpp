@@ -62,15 +62,21 @@ std::string describe_within(Runtime& rt, std::chrono::seconds limit) {
   return future.get();
 }
 
-json load_config(const std::string& spec) {
+bool is_builtin_config(const std::string& spec) {
   const auto names = bench::builtin_config_names();
-  if (std::find(names.begin(), names.end(), spec) != names.end())
-    return bench::builtin_config(spec);
+  return std::find(names.begin(), names.end(), spec) != names.end();
+}
+
+// A --config value that names no built-in configuration and no readable file.
+std::invalid_argument not_a_config(const std::string& spec) {
+  return std::invalid_argument("'" + spec + "' is neither a built-in configuration (" +
+                               bench::builtin_config_list() + ") nor a readable file");
+}
+
+json load_config(const std::string& spec) {
+  if (is_builtin_config(spec)) return bench::builtin_config(spec);
   std::ifstream in(spec);
-  if (!in)
-    throw std::invalid_argument("--config: '" + spec +
-                                "' is neither a built-in configuration (paper, quick, colocate, "
-                                "colocate-quick) nor a readable file");
+  if (!in) throw std::invalid_argument(std::string("--config: ") + not_a_config(spec).what());
   try {
     return json::parse(in);
   } catch (const json::exception& e) {
@@ -206,11 +212,7 @@ void add_bench_options(CLI::App& app, BenchOptions& b) {
                  "paper | quick | colocate | colocate-quick | a JSON file (default: paper on a "
                  "GPU, quick on the CPU)")
       ->check(parses_with([](const std::string& s) {
-        const auto names = bench::builtin_config_names();
-        if (std::find(names.begin(), names.end(), s) == names.end() && !std::ifstream(s))
-          throw std::invalid_argument("'" + s +
-                                      "' is neither a built-in configuration (paper, quick, "
-                                      "colocate, colocate-quick) nor a readable file");
+        if (!is_builtin_config(s) && !std::ifstream(s)) throw not_a_config(s);
       }));
   app.add_option("--out", b.out, "results folder (default: coop-bench-<config name>)");
   app.add_option("--only", b.only, "experiments: overhead, multitasking, colocate")

@@ -18,6 +18,8 @@ namespace coop::bench {
 /// Names of the built-in configurations: "paper" (the paper's pairs and workloads at full
 /// size, for a GPU) and "quick" (small inputs; minutes on the CPU backend).
 std::vector<std::string> builtin_config_names();
+/// The same names as one line: "paper, quick, ...".
+std::string builtin_config_list();
 /// A built-in configuration; throws std::invalid_argument naming the known ones.
 json builtin_config(const std::string& name);
 
