@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -208,15 +209,41 @@ TEST(Apps, JobsStartBesideARunningJob) {
   for (std::uint32_t rep = 1; rep <= reps; ++rep) {
     apps::RunConfig adversarial;
     adversarial.policy = test::adversarial(rep);
-    std::thread first([&] {
-      expect_valid(*rt, input_for("color", g, rep), adversarial, "beside others");
-    });
+    std::thread first(
+        [&] { expect_valid(*rt, input_for("color", g, rep), adversarial, "beside others"); });
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::thread second([&] { expect_valid(*rt, input_for("game", nullptr, rep), {}, "beside"); });
     expect_valid(*rt, input_for("octree", nullptr, rep), {}, "beside");
     second.join();
     first.join();
   }
+}
+
+// Clumps of max_leaf + 1 points, each a few ulps wide, split down to max_depth: many more
+// cells than the first guess the app sizes its buffers by, so the run must go again with room
+// for the worst case and still build the exact tree.
+TEST(Apps, OctreeOfNestedClumpsOutgrowsTheFirstGuess) {
+  auto rt = test::make_runtime(4);
+  apps::Input in = input_for("octree", nullptr);
+  in.max_leaf = 3;
+  in.max_depth = 18;
+  in.particles = 4 * 200;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uni(0.0f, 0.99f);
+  in.particle_set.clear();
+  for (std::uint32_t c = 0; c < in.particles / (in.max_leaf + 1); ++c) {
+    const float x = uni(rng), y = uni(rng), z = uni(rng);
+    for (std::uint32_t k = 0; k <= in.max_leaf; ++k) {
+      const float d = float(k) * 1e-6f;  // below the cell size at max_depth
+      in.particle_set.push_back({x + d, y + d, z + d, std::uint32_t(in.particle_set.size())});
+    }
+  }
+  in.particle_seed = in.seed;
+  const auto guess = apps::OctreeRun::internal_cells_guess(in.particles, in.max_leaf, in.max_depth);
+  apps::Result r = apps::run(*rt, in, {});
+  EXPECT_GT(r.nodes.size(), 1 + 8 * guess) << "the input did not outgrow the guess";
+  apps::Validation v = apps::validate(in, r);
+  EXPECT_TRUE(v.ok) << v.detail;
 }
 
 TEST(Apps, BadInputsAreRefused) {

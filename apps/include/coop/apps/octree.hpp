@@ -308,17 +308,32 @@ inline std::vector<Particle> make_particles(std::uint32_t n, std::uint64_t seed)
 
 /// Buffers of one octree run; the root cell is the unit cube.
 struct OctreeRun {
+  /// Internal cells the tree can have at most: those at one depth are disjoint and each holds
+  /// more than max_leaf particles. Reached only by inputs that nest clumps down to max_depth;
+  /// at 8 M particles it is 5 M cells (1.3 GB of nodes), where real inputs need a few percent.
+  static std::uint64_t internal_cells_bound(std::uint64_t n, std::uint32_t max_leaf,
+                                            std::uint32_t max_depth) {
+    return std::min<std::uint64_t>(
+        std::uint64_t(max_depth) * (n / (std::uint64_t(max_leaf) + 1) + 1), 1ull << 27);
+  }
+  /// A first guess that fits the inputs a user has (every internal cell holds more than
+  /// max_leaf particles, so twice n / (max_leaf + 1) allows the same particles to be counted
+  /// at two depths, plus a chain of max_depth); a run that needs more fails with
+  /// octree_out_of_nodes and is run again with the bound.
+  static std::uint64_t internal_cells_guess(std::uint64_t n, std::uint32_t max_leaf,
+                                            std::uint32_t max_depth) {
+    return std::min(internal_cells_bound(n, max_leaf, max_depth),
+                    2 * (n / (std::uint64_t(max_leaf) + 1)) + max_depth + 1);
+  }
+
   /// `slice`: the most particles one task counts or scatters (bigger cells are split in
-  /// slices by many tasks).
+  /// slices by many tasks); `internal_cells`: room for this many split cells.
   OctreeRun(const std::vector<Particle>& particles, std::uint32_t pools, std::uint32_t max_leaf,
-            std::uint32_t max_depth, std::uint32_t slice)
+            std::uint32_t max_depth, std::uint32_t slice, std::uint64_t internal_cells)
       : b0(particles),
         b1(particles.size()),
         out(particles.size()),
-        // Internal cells at one depth are disjoint and each holds > max_leaf particles.
-        nodes(1 + 8 * std::min<std::uint64_t>(
-                          std::uint64_t(max_depth) * (particles.size() / (max_leaf + 1) + 1),
-                          (1ull << 27))),
+        nodes(1 + 8 * internal_cells),
         steal(pools, WorkPoolBuffers<std::uint32_t>::capacity_for(pools, nodes.size() / 8 + 1)),
         // Cells with more than `slice` particles are disjoint at one depth.
         splits(1 + std::uint64_t(max_depth) * (particles.size() / (std::max(slice, 1u) + 1))) {
