@@ -566,5 +566,19 @@ TEST(Faults, IllegalAddressInATaskIsAnErrorNotAHang) {
 }
 #endif
 
+// A green context partitions a GPU: a runtime on the CPU backend cannot honour one.
+TEST(Runtime, AGreenContextNeedsTheCudaBackend) {
+  RuntimeOptions o;
+  o.backend = RuntimeOptions::Select::cpu;
+  o.green_context = reinterpret_cast<CUgreenCtx_st*>(std::uintptr_t(1));
+  try {
+    Runtime rt(o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("green_context"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace coop
+

@@ -16,7 +16,6 @@
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
 //                            [--offer-steps S] [--only gemm|colocate|processes]
 #include <cublas_v2.h>
-#include <cuda.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -40,6 +39,7 @@
 
 #include "coop/bench/gemm_background.cuh"
 #include "coop/bench/poisson.hpp"
+#include "coop/cuda/green.hpp"
 #include "gpu_setup.hpp"
 #include "kernels/persistent_gemm.hpp"
 
@@ -148,69 +148,18 @@ struct Request {
 
 // ------------------------------------------------------------------ green contexts
 
-// The driver's green-context calls, found at run time (the program links only the runtime).
-struct Driver {
-  CUresult (*get_resource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
-  CUresult (*split)(CUdevResource*, unsigned*, const CUdevResource*, CUdevResource*, unsigned,
-                    unsigned) = nullptr;
-  CUresult (*desc)(CUdevResourceDesc*, CUdevResource*, unsigned) = nullptr;
-  CUresult (*create)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned) = nullptr;
-  CUresult (*destroy)(CUgreenCtx) = nullptr;
-  CUresult (*stream)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
-  bool ok = false;
-
-  Driver() {
-    auto get = [&](const char* name, auto& fn) {
-      cudaDriverEntryPointQueryResult q{};
-      void* p = nullptr;
-      if (cudaGetDriverEntryPointByVersion(name, &p, CUDA_VERSION, cudaEnableDefault, &q) !=
-              cudaSuccess ||
-          q != cudaDriverEntryPointSuccess)
-        return false;
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-      return true;
-    };
-    ok = get("cuDeviceGetDevResource", get_resource) && get("cuDevSmResourceSplitByCount", split) &&
-         get("cuDevResourceGenerateDesc", desc) && get("cuGreenCtxCreate", create) &&
-         get("cuGreenCtxDestroy", destroy) && get("cuGreenCtxStreamCreate", stream);
+/// Two green contexts (coop::cuda::GreenSplit): `part` SMs for the requests, the rest for the
+/// background, each with a stream.
+struct GreenStreams {
+  coop::cuda::GreenSplit split;
+  cudaStream_t part = nullptr, rest = nullptr;
+  GreenStreams(unsigned want, int request_priority) : split(0, want) {
+    part = coop::cuda::green_stream(split.part(), request_priority, "a green stream");
+    rest = coop::cuda::green_stream(split.rest(), 0, "a green stream");
   }
-};
-
-void check_cu(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error(std::string(what) + ": CUresult " + std::to_string(int(r)));
-}
-
-/// Two green contexts: `part` SMs for the requests and the rest for the background.
-struct GreenSplit {
-  const Driver& d;
-  CUgreenCtx part_ctx = nullptr, rest_ctx = nullptr;
-  CUstream part = nullptr, rest = nullptr;
-  unsigned part_sms = 0, rest_sms = 0;
-
-  GreenSplit(const Driver& drv, int device, unsigned want, int request_priority) : d(drv) {
-    CUdevResource all{}, p{}, r{};
-    check_cu(d.get_resource(CUdevice(device), &all, CU_DEV_RESOURCE_TYPE_SM), "reading the SMs");
-    unsigned groups = 1;
-    check_cu(d.split(&p, &groups, &all, &r, 0, want), "splitting the SMs");
-    if (groups < 1) throw std::runtime_error("the driver refused the split");
-    CUdevResourceDesc dp{}, dr{};
-    check_cu(d.desc(&dp, &p, 1), "describing a split");
-    check_cu(d.desc(&dr, &r, 1), "describing a split");
-    check_cu(d.create(&part_ctx, dp, CUdevice(device), CU_GREEN_CTX_DEFAULT_STREAM),
-             "a green context");
-    check_cu(d.create(&rest_ctx, dr, CUdevice(device), CU_GREEN_CTX_DEFAULT_STREAM),
-             "a green context");
-    check_cu(d.stream(&part, part_ctx, CU_STREAM_NON_BLOCKING, request_priority), "a green stream");
-    check_cu(d.stream(&rest, rest_ctx, CU_STREAM_NON_BLOCKING, 0), "a green stream");
-    part_sms = p.sm.smCount;
-    rest_sms = r.sm.smCount;
-  }
-  ~GreenSplit() {
-    cudaStreamDestroy(reinterpret_cast<cudaStream_t>(part));
-    cudaStreamDestroy(reinterpret_cast<cudaStream_t>(rest));
-    d.destroy(part_ctx);
-    d.destroy(rest_ctx);
+  ~GreenStreams() {
+    cudaStreamDestroy(part);
+    cudaStreamDestroy(rest);
   }
 };
 
@@ -685,7 +634,8 @@ int main(int argc, char** argv) {
                       {"alone_ms", lat_json(alone)},
                       {"slo_ms", slo_ms}};
 
-    Driver drv;
+    std::string no_green;
+    const bool green = coop::cuda::green_contexts_available(&no_green);
     json rows = json::array();
     std::uint64_t seed = 1;
     auto record = [&](const std::string& mech, double load, const Latencies& l, double rate,
@@ -755,16 +705,16 @@ int main(int argc, char** argv) {
       // Green contexts: a static split, requests on `part` SMs, the GEMM on the rest.
       for (unsigned part : {16u, 32u, 64u}) {
         const std::string mech = "green-ctx-" + std::to_string(part);
-        if (!drv.ok) {
-          rows.push_back({{"mechanism", mech}, {"load", load}, {"error", "no green contexts"}});
+        if (!green) {
+          rows.push_back({{"mechanism", mech}, {"load", load}, {"error", no_green}});
           continue;
         }
         try {
-          GreenSplit split(drv, 0, part, greatest);
-          auto rest = reinterpret_cast<cudaStream_t>(split.rest);
-          auto part_stream = reinterpret_cast<cudaStream_t>(split.part);
+          GreenStreams split(part, greatest);
+          auto rest = split.rest;
+          auto part_stream = split.part;
           req.run(part_stream);  // warm: cuBLAS on this context
-          PlainBackground bg(g, rest, plain_grid(int(split.rest_sms)));
+          PlainBackground bg(g, rest, plain_grid(int(split.split.rest_sms())));
           Latencies l;
           const double rate = window_rate([&] {
             l = poisson(load, e_ms, o.seconds, load_seed, [&] { req.run(part_stream); });
@@ -772,7 +722,8 @@ int main(int argc, char** argv) {
           bg.finish();
           if (!req.check()) throw std::runtime_error("the request's output is wrong");
           record(mech, load, l, rate,
-                 {{"request_sms", split.part_sms}, {"background_sms", split.rest_sms}});
+                 {{"request_sms", split.split.part_sms()},
+                  {"background_sms", split.split.rest_sms()}});
         } catch (const std::exception& e) {
           std::printf("  %-22s load %.1f: %s\n", mech.c_str(), load, e.what());
           rows.push_back({{"mechanism", mech}, {"load", load}, {"error", e.what()}});

@@ -36,7 +36,8 @@
 #define COOP_LAUNCH_ABI
 #endif
 
-struct CUstream_st;  // cudaStream_t is CUstream_st*
+struct CUstream_st;    // cudaStream_t is CUstream_st*
+struct CUgreenCtx_st;  // CUgreenCtx is CUgreenCtx_st*
 
 namespace coop {
 
@@ -70,6 +71,11 @@ struct RuntimeOptions {
   Select backend = Select::automatic;  ///< which backend (automatic by default)
   /// CUDA: which device.
   int device = 0;
+  /// CUDA: run every job, task and interruptible kernel on this green context's SMs (a static
+  /// partition made with the driver's green-context calls, e.g. coop::cuda::GreenSplit in
+  /// <coop/cuda/green.hpp>; the caller keeps it alive longer than the runtime). Jobs are sized
+  /// to its SMs. nullptr: the whole device. Needs the CUDA backend.
+  CUgreenCtx_st* green_context = nullptr;
   /// CPU backend: how many workgroups can be resident at once (its "compute units").
   /// 0 = $COOP_CPU_SLOTS, else 16.
   std::uint32_t cpu_slots = 0;
@@ -240,6 +246,8 @@ class Runtime {
   detail::Scheduler& scheduler() { return *sched_; }
   /// Internal: RuntimeOptions::checking, used by coop's own launchers.
   bool cpu_checking() const { return opts_.checking; }
+  /// The options this runtime was made with.
+  const RuntimeOptions& options() const { return opts_; }
   /// Internal: the CUDA device service (Backend::cuda only), used by coop's own launchers.
   cuda::DeviceService& cuda_device() { return *cuda_; }
 

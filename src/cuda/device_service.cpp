@@ -5,14 +5,19 @@
 #include <algorithm>
 
 #include "coop/cuda/check.hpp"
+#include "coop/cuda/green.hpp"
 #include "coop/cuda/job.hpp"
 #include "coop/cuda/streams.hpp"
 
 namespace coop::cuda {
 
-DeviceService::DeviceService(int device) {
+DeviceService::DeviceService(int device, CUgreenCtx_st* green) : green_(green) {
   check(cudaSetDevice(device), "selecting the device");
   info_ = describe(device);
+  if (green_) {
+    info_.green_context = true;
+    info_.multiprocessors = green_context_sms(green_);
+  }
   task_streams_.push_back(create_stream(true, "creating the task stream"));
   all_task_streams_ = task_streams_;
   control_stream_ = create_stream(true, "creating the control stream");
@@ -31,6 +36,10 @@ DeviceService::~DeviceService() {
   buffers_->set_fence(nullptr);  // jobs outliving the runtime give their buffers back later
   for (auto* s : all_task_streams_) destroy_stream(s);
   destroy_stream(control_stream_);
+}
+
+CUstream_st* DeviceService::create_stream(bool high, const char* what) const {
+  return cuda::create_stream(high, what, green_);
 }
 
 CUstream_st* DeviceService::acquire_task_stream() {

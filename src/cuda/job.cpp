@@ -100,7 +100,7 @@ coop::detail::Membership JobCore::membership() const {
 CUstream_st* JobCore::idle_stream() {
   for (auto* s : streams_)
     if (cudaStreamQuery(s) == cudaSuccess) return s;
-  streams_.push_back(create_stream(false, "creating a job stream"));
+  streams_.push_back(dev_.create_stream(false, "creating a job stream"));
   return streams_.back();
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "coop/cuda/check.hpp"
+#include "coop/cuda/green.hpp"
 
 namespace coop::cuda {
 
@@ -12,11 +13,14 @@ namespace {
 std::atomic<int> g_live_streams{0};
 }
 
-CUstream_st* create_stream(bool high, const char* what) {
+CUstream_st* create_stream(bool high, const char* what, CUgreenCtx_st* green) {
   int least = 0, greatest = 0;
   check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
   cudaStream_t s = nullptr;
-  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high ? greatest : least), what);
+  if (green)
+    s = green_stream(green, high ? greatest : least, what);
+  else
+    check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high ? greatest : least), what);
   g_live_streams.fetch_add(1);
   return s;
 }

@@ -70,7 +70,7 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
                                std::to_string(opts.device) + " is not there" +
                                (why.empty() ? std::string() : " (" + why + ")"));
     if (have) {
-      cuda_.reset(new cuda::DeviceService(opts.device));
+      cuda_.reset(new cuda::DeviceService(opts.device, opts.green_context));
       backend_ = Backend::cuda;
       sched_ = std::make_unique<detail::Scheduler>(std::uint32_t(cuda_->info().multiprocessors) *
                                                    cuda::kUnitsPerSM);
@@ -82,6 +82,9 @@ Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
   if (opts.backend == Select::cuda)
     throw std::runtime_error("the CUDA backend was asked for, but coop was built without it");
 #endif
+  if (opts.green_context)
+    throw std::invalid_argument(
+        "RuntimeOptions::green_context needs the CUDA backend and a device");
   sched_ = std::make_unique<detail::Scheduler>(cpu_slots_from(opts));
   configure_scheduler();
 }
@@ -112,7 +115,8 @@ std::string Runtime::describe() const { return device_name() + "\n" + sched_->de
 std::string Runtime::device_name() const {
 #ifdef COOP_HAVE_CUDA
   if (cuda_)
-    return cuda_->info().name + " (" + std::to_string(cuda_->info().multiprocessors) + " SMs)";
+    return cuda_->info().name + " (" + std::to_string(cuda_->info().multiprocessors) +
+           (cuda_->info().green_context ? " SMs of a green context)" : " SMs)");
 #endif
   return "CPU backend (" + std::to_string(capacity()) + " workgroup slots, " +
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";

@@ -13,12 +13,27 @@
 
 #define COOP_TEST_CUDA 1
 #include "backend.hpp"
+#include "coop/cuda/green.hpp"
 #include "kernels/task_queue.hpp"
 
 using namespace coop;
 using coop::test::Spinner;
 
 namespace {
+
+__device__ std::uint32_t sm_id() {
+  std::uint32_t s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+/// Marks the SM a block runs on in a bitmap (thread 0), then spins until *stop.
+__global__ void mark_sms(std::uint32_t* sms, const std::uint32_t* stop) {
+  if (threadIdx.x == 0) {
+    atomicOr(&sms[sm_id() / 32], 1u << (sm_id() % 32));
+    while (atomic_ref<const std::uint32_t>(*stop).load() == 0) __nanosleep(1000);
+  }
+}
 
 __global__ void fill(float* out, std::uint32_t n, float v) {
   for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
@@ -237,4 +252,88 @@ TEST(CudaRuntime, RejectsLaunchesThatCannotBeCoResident) {
   EXPECT_THROW(rt->launch<Spinner>({.max_groups = 2, .threads = 2048}, {stop.get()}),
                std::invalid_argument);
   EXPECT_THROW(rt->run(0, [](Task&) {}), std::invalid_argument);
+}
+
+// A cooperative job that marks the SMs its workgroups run on, resizing as the scheduler asks.
+struct MarkSms {
+  struct Params {
+    std::uint32_t* sms;
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    for (;;) {
+#if COOP_DEVICE_CODE
+      if (ctx.local_id() == 0) atomicOr(&p.sms[sm_id() / 32], 1u << (sm_id() % 32));
+#endif
+      if (ctx.resizing_barrier(__LINE__)) return;
+      if (atomic_ref<std::uint32_t>(*p.stop).load() != 0) break;
+    }
+    COOP_END(ctx);
+  }
+};
+
+std::vector<std::uint32_t> sms_of(const std::uint32_t* bits, std::uint32_t words) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t i = 0; i < words * 32; ++i)
+    if (bits[i / 32] >> (i % 32) & 1) out.push_back(i);
+  return out;
+}
+
+// A runtime on one green context of a split device: its jobs are sized to that context's SMs,
+// its job and its tasks run only there, and a kernel on the other context's SMs runs beside
+// them on SMs of its own.
+TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
+  COOP_SKIP_UNDER_SANITIZER();
+  std::string why;
+  if (!coop::cuda::green_contexts_available(&why)) GTEST_SKIP() << why;
+  coop::cuda::GreenSplit split(0, 16);
+  ASSERT_GE(split.part_sms(), 16u);
+  RuntimeOptions o;
+  o.backend = RuntimeOptions::Select::cuda;
+  o.green_context = split.rest();
+  Runtime rt(o);
+  EXPECT_NE(rt.device_name().find(std::to_string(split.rest_sms()) + " SMs of a green context"),
+            std::string::npos)
+      << rt.device_name();
+  cudaFuncAttributes attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attr, mark_sms), cudaSuccess);  // loaded before the job runs
+  constexpr std::uint32_t kWords = 8;                              // 256 SMs
+  ManagedArray<std::uint32_t> job_sms(kWords), task_sms(kWords), part_sms(kWords);
+  Managed<std::uint32_t> stop, part_stop, go(1);
+  auto job = rt.launch<MarkSms>({.threads = 256}, {job_sms.data(), stop.get()});
+  const std::uint32_t n = job.max_groups();
+  // Sized to the context: the runtime's blocks per SM times its SMs.
+  EXPECT_EQ(n % split.rest_sms(), 0u) << n << " workgroups on " << split.rest_sms() << " SMs";
+  // A kernel on the other context, one block per SM of it, resident beside the job.
+  cudaStream_t part = coop::cuda::green_stream(split.part(), 0, "a stream on the other part");
+  mark_sms<<<split.part_sms(), 32, 0, part>>>(part_sms.data(), part_stop.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  for (std::uint32_t k : {1u, n / 2, n - 1}) {
+    TaskRecord r = rt.run(k, [&](Task& t) {
+      mark_sms<<<k, 32, 0, t.stream()>>>(task_sms.data(), go.get());
+      coop::cuda::check(cudaStreamSynchronize(t.stream()), "the task's kernel");
+    });
+    EXPECT_EQ(r.groups, k);
+  }
+  *stop = 1;
+  job.wait();
+  *part_stop = 1;
+  ASSERT_EQ(cudaStreamSynchronize(part), cudaSuccess);
+  cudaStreamDestroy(part);
+  const auto on_job = sms_of(job_sms.data(), kWords), on_task = sms_of(task_sms.data(), kWords),
+             on_part = sms_of(part_sms.data(), kWords);
+  EXPECT_LE(on_job.size(), split.rest_sms());
+  EXPECT_GE(on_job.size(), split.rest_sms() / 2) << "the job used few of its SMs";
+  std::vector<std::uint32_t> runtime_sms = on_job;
+  runtime_sms.insert(runtime_sms.end(), on_task.begin(), on_task.end());
+  std::sort(runtime_sms.begin(), runtime_sms.end());
+  runtime_sms.erase(std::unique(runtime_sms.begin(), runtime_sms.end()), runtime_sms.end());
+  EXPECT_LE(runtime_sms.size(), split.rest_sms()) << "the runtime's kernels left its SMs";
+  EXPECT_GE(on_part.size(), 1u);
+  EXPECT_LE(on_part.size(), split.part_sms());
+  for (std::uint32_t sm : on_part)
+    EXPECT_FALSE(std::binary_search(runtime_sms.begin(), runtime_sms.end(), sm))
+        << "SM " << sm << " ran both sides";
 }

@@ -10,8 +10,9 @@ namespace coop::cuda {
 struct DeviceInfo {
   int index = 0;
   std::string name;
-  int major = 0, minor = 0;  ///< compute capability
-  int multiprocessors = 0;
+  int major = 0, minor = 0;    ///< compute capability
+  int multiprocessors = 0;     ///< the runtime's: a green context's when it runs in one
+  bool green_context = false;  ///< the runtime runs on a green context's SMs only
   std::uint64_t memory_bytes = 0;
   bool exec_timeout = false;  ///< a kernel-execution watchdog is active (display GPU)
   int max_threads_per_mp = 0;

@@ -12,7 +12,8 @@
 #include "coop/cuda/buffers.hpp"
 #include "coop/cuda/device.hpp"
 
-struct CUstream_st;  // cudaStream_t is CUstream_st*
+struct CUstream_st;    // cudaStream_t is CUstream_st*
+struct CUgreenCtx_st;  // CUgreenCtx is CUgreenCtx_st*
 
 namespace coop::cuda {
 
@@ -20,7 +21,9 @@ class JobCore;
 
 class DeviceService {
  public:
-  explicit DeviceService(int device);
+  /// `green`: every stream (jobs, tasks, control) runs on that green context's SMs, and
+  /// info().multiprocessors counts those.
+  explicit DeviceService(int device, CUgreenCtx_st* green = nullptr);
   ~DeviceService();
   DeviceService(const DeviceService&) = delete;
   DeviceService& operator=(const DeviceService&) = delete;
@@ -32,6 +35,9 @@ class DeviceService {
   /// at their end. Give it back with release_task_stream.
   CUstream_st* acquire_task_stream();
   void release_task_stream(CUstream_st* s);
+  /// A stream on the device's SMs (or the green context's) at the highest priority or the
+  /// lowest; destroy it with destroy_stream (coop/cuda/streams.hpp).
+  CUstream_st* create_stream(bool high, const char* what) const;
   /// A non-blocking stream for small host -> device control copies.
   CUstream_st* control_stream() const { return control_stream_; }
   /// Where jobs and interruptible kernels take their buffers and give them back.
@@ -44,6 +50,7 @@ class DeviceService {
  private:
   void loop();
   DeviceInfo info_;
+  CUgreenCtx_st* green_ = nullptr;
   std::mutex streams_mu_;
   std::vector<CUstream_st*> task_streams_;  // idle ones; created when none is idle
   std::vector<CUstream_st*> all_task_streams_;

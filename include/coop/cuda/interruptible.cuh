@@ -12,6 +12,7 @@
 #include <string>
 
 #include "coop/cuda/job.hpp"
+#include "coop/cuda/streams.hpp"
 #include "coop/interruptible.hpp"
 
 namespace coop::cuda {
@@ -188,10 +189,7 @@ class IkRunner final : public coop::detail::SliceRunner {
     cudaFuncAttributes attr{};
     check(cudaFuncGetAttributes(&attr, interruptible_kernel<K>),
           "loading the interruptible kernel");
-    int least = 0, greatest = 0;
-    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "reading stream priorities");
-    check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, least),
-          "creating the interruptible kernel's stream");
+    stream_ = dev.create_stream(false, "creating the interruptible kernel's stream");
     // Buffers from the device's cache: freeing them would wait for the jobs' kernels.
     using Kind = BufferCache::Kind;
     ctl_buffer_ = CachedBuffer(dev.buffers(), Kind::device, sizeof(detail::IkControl),
@@ -214,7 +212,7 @@ class IkRunner final : public coop::detail::SliceRunner {
   ~IkRunner() override {
     // No launch is under way here; the buffers go back to the cache after this.
     cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
+    destroy_stream(stream_);
   }
   IkRunner(const IkRunner&) = delete;
   IkRunner& operator=(const IkRunner&) = delete;
