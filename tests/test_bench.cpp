@@ -198,6 +198,20 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c = colocate_config();
   c["colocate"]["request"]["task"] = "fft";
   expect_error(c, "the request's 'task' must be matmul or cublas");
+  c = colocate_config();
+  c["colocate"]["mechanisms"].push_back({{"name", "green"}, {"background", "green"}});
+  expect_error(c, "green: 'sms' (the requests' SMs) must be a positive integer");
+  c["colocate"]["mechanisms"].back()["sms"] = 0;
+  expect_error(c, "green: 'sms' (the requests' SMs) must be a positive integer");
+  c["colocate"]["mechanisms"].back()["sms"] = 16;
+  c["colocate"]["mechanisms"].back()["share"] = 0.5;
+  expect_error(c, "green: 'share' applies to a cooperative background");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][3]["sms"] = 16;
+  expect_error(c, "coop-whole: 'sms' applies to a green background");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][1]["background"] = "mps";
+  expect_error(c, "'background' must be none, standalone, cooperative or green");
 }
 
 TEST(BenchPlan, TheColocateConfigurationsPlanEveryPairLoadAndMechanism) {
@@ -251,6 +265,25 @@ TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
+}
+
+// A static split through green contexts is a GPU mechanism: on the CPU backend its unit fails
+// with a reason, before any request runs.
+TEST(BenchExperiments, AGreenSplitNeedsTheCudaBackend) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  json config = colocate_config();
+  config["colocate"]["mechanisms"] = {{{"name", "green-16"}, {"background", "green"}, {"sms", 16}}};
+  const auto units = coop::bench::plan(config);
+  ASSERT_EQ(units.size(), 1u);
+  coop::bench::Runner runner(rt, config);
+  try {
+    runner.run(units[0]);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the CUDA backend"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -16,6 +17,10 @@
 
 #include "config.hpp"
 #include "coop/bench/percentiles.hpp"
+#ifdef COOP_HAVE_CUDA
+#include "coop/cuda/green.hpp"
+#include "coop/cuda/streams.hpp"
+#endif
 #include "kernel_clock.hpp"
 #include "runner.hpp"
 
@@ -114,11 +119,59 @@ const char* background_name(Mechanism::Background b) {
       return "none";
     case Mechanism::Background::standalone:
       return "standalone";
+    case Mechanism::Background::green:
+      return "green";
     case Mechanism::Background::cooperative:
       break;
   }
   return "cooperative";
 }
+
+/// A static split for one unit (the green mechanism): two green contexts, a runtime of the
+/// app's own on the larger, and a stream for the requests on the other.
+class StaticSplit {
+ public:
+  StaticSplit(const Runtime& rt, std::uint32_t request_sms) {
+#ifdef COOP_HAVE_CUDA
+    if (rt.backend() != Backend::cuda)
+      throw std::invalid_argument("colocate: a green mechanism needs the CUDA backend");
+    split_ = std::make_unique<cuda::GreenSplit>(rt.options().device, request_sms);
+    RuntimeOptions o = rt.options();
+    o.backend = RuntimeOptions::Select::cuda;
+    o.green_context = split_->rest();
+    runtime_ = std::make_unique<Runtime>(o);
+    stream_ = cuda::create_stream(true, "a stream on the requests' SMs", split_->part());
+#else
+    (void)rt;
+    (void)request_sms;
+    throw std::invalid_argument("colocate: a green mechanism needs the CUDA backend");
+#endif
+  }
+  ~StaticSplit() {
+#ifdef COOP_HAVE_CUDA
+    cuda::destroy_stream(stream_);
+#endif
+  }
+  StaticSplit(const StaticSplit&) = delete;
+  StaticSplit& operator=(const StaticSplit&) = delete;
+
+  Runtime& runtime() { return *runtime_; }
+  CUstream_st* requests() const { return stream_; }
+  json describe() const {
+#ifdef COOP_HAVE_CUDA
+    return {{"request_sms", split_->part_sms()}, {"background_sms", split_->rest_sms()}};
+#else
+    return {};
+#endif
+  }
+
+ private:
+#ifdef COOP_HAVE_CUDA
+  std::unique_ptr<cuda::GreenSplit> split_;  // first: the runtime and the stream live on it
+#endif
+  std::unique_ptr<Runtime> runtime_;
+  CUstream_st* stream_ = nullptr;
+};
 
 }  // namespace
 
@@ -165,10 +218,21 @@ json Runner::State::colocate(const Unit& u) {
   cfg.yield_in_phases = mech.yield_in_phases;
   std::string form_key = pair + "/" + apps::form_name(cfg.form) + "/null/" +
                          std::to_string(carveout) + (mech.yield_in_phases ? "/yield" : "");
-  const double form_alone_ms = alone_run(form_key, in, cfg, validation).ms;
+  // Green: the app on the SMs the requests leave it, in a runtime of its own.
+  std::unique_ptr<StaticSplit> split;
+  if (mech.background == Mechanism::Background::green) {
+    split = std::make_unique<StaticSplit>(rt, mech.sms);
+    form_key += "/green-" + std::to_string(mech.sms);
+  }
+  Runtime& app_rt = split ? split->runtime() : rt;
+  const double form_alone_ms = alone_run(form_key, in, cfg, validation, &app_rt).ms;
 
   PreemptionScope preemption(rt, mech.policy);
   auto serve = [&](Served& s) {
+    if (split) {
+      work.run_on(split->requests(), work.full_grid());
+      return;
+    }
     if (mech.background != Mechanism::Background::cooperative) {
       work.run_direct(work.full_grid());
       return;
@@ -206,7 +270,7 @@ json Runner::State::colocate(const Unit& u) {
       while (!stream.failed() &&
              (runs.empty() ||
               (kclock.now() < seconds * 1e3 && ms_between(started, clk::now()) < max_wall_ms))) {
-        apps::Result res = apps::run(rt, in, cfg);
+        apps::Result res = apps::run(app_rt, in, cfg);
         runs.push_back(res.ms);
         if (runs.size() == 1) {
           first_stats = res.stats;
@@ -267,6 +331,7 @@ json Runner::State::colocate(const Unit& u) {
     out["job"] = to_json(first_stats);
     out["timeline"] = timeline(first_stats);
   }
+  if (split) out["split"] = split->describe();
   if (in.graph) {
     out["vertices"] = in.graph->n();
     out["arcs"] = in.graph->m();

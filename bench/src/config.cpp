@@ -81,7 +81,8 @@ const char* const kQuickConfig = R"({
 
 // Co-location on a GPU (docs/colocation.md): apps on inputs sized to the device run back to
 // back as long backgrounds while inference-like requests (a cuBLAS SGEMM, ~0.4 ms alone)
-// arrive as a Poisson stream at 10, 30 and 60 % of the device's time.
+// arrive as a Poisson stream at 10, 30 and 60 % of the device's time; the static splits give
+// the requests 16, 32 or 64 SMs of green contexts and the app the rest.
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
@@ -102,7 +103,10 @@ const char* const kColocateConfig = R"({
       {"name": "suspend", "policy": "suspend"},
       {"name": "coop-whole", "policy": "shrink"},
       {"name": "coop-whole-yield", "policy": "shrink", "yield_in_phases": true},
-      {"name": "coop-prestaged", "policy": "shrink", "prestage": true}
+      {"name": "coop-prestaged", "policy": "shrink", "prestage": true},
+      {"name": "green-16", "background": "green", "sms": 16},
+      {"name": "green-32", "background": "green", "sms": 32},
+      {"name": "green-64", "background": "green", "sms": 64}
     ]
   }
 })";
@@ -224,14 +228,25 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
     out.background = Mechanism::Background::none;
   else if (bg == "standalone")
     out.background = Mechanism::Background::standalone;
+  else if (bg == "green")
+    out.background = Mechanism::Background::green;
   else if (bg != "cooperative")
-    throw std::invalid_argument(at + ": 'background' must be none, standalone or cooperative");
+    throw std::invalid_argument(at +
+                                ": 'background' must be none, standalone, cooperative or green");
   for (const char* field : {"policy", "share", "prestage", "yield_in_phases"})
     if (m.contains(field) && out.background != Mechanism::Background::cooperative)
       throw std::invalid_argument(at + ": '" + field + "' applies to a cooperative background");
   if (m.contains("policy")) {
     if (!m["policy"].is_string()) throw std::invalid_argument(at + ": 'policy' must be a string");
     out.policy = PreemptionPolicy::parse(m["policy"].get<std::string>());
+  }
+  if (out.background == Mechanism::Background::green) {
+    if (!m.contains("sms") || !m["sms"].is_number_integer() || m["sms"].get<std::int64_t>() < 1 ||
+        m["sms"].get<std::int64_t>() > 4096)
+      throw std::invalid_argument(at + ": 'sms' (the requests' SMs) must be a positive integer");
+    out.sms = m["sms"].get<std::uint32_t>();
+  } else if (m.contains("sms")) {
+    throw std::invalid_argument(at + ": 'sms' applies to a green background");
   }
   if (m.contains("share")) {
     if (!m["share"].is_number() || !(m["share"].get<double>() > 0) || m["share"].get<double>() > 1)

@@ -25,6 +25,8 @@ struct Mechanism {
     none,         ///< no background: the request stream's own floor (queueing behind itself)
     standalone,   ///< the app as a plain persistent kernel, requests on a high-priority stream
     cooperative,  ///< the app as a cooperative job, each request a task through the scheduler
+    green,        ///< a static split: the app as a plain persistent kernel on a green context of
+                  ///< the device's other SMs, the requests on one of `sms` SMs (GPU only)
   };
   std::string name;
   Background background = Background::cooperative;
@@ -33,10 +35,11 @@ struct Mechanism {
   bool prestage = false;  ///< cooperative: the request is enqueued on the high-priority stream
                           ///< at once, while the job gives way (no host hop after the gather)
   bool yield_in_phases = false;  ///< apps::RunConfig::yield_in_phases
+  std::uint32_t sms = 0;         ///< green: the requests' SMs (the driver rounds up)
 };
-/// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative",
-/// "policy", "share", "prestage", "yield_in_phases"}); throws std::invalid_argument naming
-/// `where` and the field.
+/// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative" | "green",
+/// "policy", "share", "prestage", "yield_in_phases", "sms"}); throws std::invalid_argument
+/// naming `where` and the field.
 Mechanism parse_mechanism(const json& m, const std::string& where);
 
 }  // namespace coop::bench

@@ -206,14 +206,15 @@ json Runner::State::multitasking(const Unit& u) {
 // the median of three.
 const Runner::State::Alone& Runner::State::alone_run(const std::string& key, const apps::Input& in,
                                                      const apps::RunConfig& cfg,
-                                                     std::string& validation) {
+                                                     std::string& validation, Runtime* on) {
   Alone& alone = alone_runs[key];
   if (alone.ms != 0) return alone;
-  apps::Result first = apps::run(rt, in, cfg);
+  Runtime& runtime = on ? *on : rt;
+  apps::Result first = apps::run(runtime, in, cfg);
   validation = validate_once(key, in, first);
   std::vector<double> t;
   for (int r = 0; r < 3; ++r) {
-    apps::Result res = apps::run(rt, in, cfg);
+    apps::Result res = apps::run(runtime, in, cfg);
     t.push_back(res.ms);
     alone.groups = res.stats.max_groups;
   }

@@ -53,8 +53,9 @@ struct Runner::State {
   json colocate(const Unit& u);
 
  private:
+  /// On `on` (a runtime of a green context) instead of rt when given.
   const Alone& alone_run(const std::string& key, const apps::Input& in, const apps::RunConfig& cfg,
-                         std::string& validation);
+                         std::string& validation, Runtime* on = nullptr);
   const std::vector<double>& request_alone(const std::string& key, TaskWork& work);
   AppRuns run_beside_tasks(const apps::Input& in, apps::RunConfig cfg, TaskWork& work,
                            const TaskPlan& plan, double span_ms, const std::string& alone_key,

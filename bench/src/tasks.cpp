@@ -174,6 +174,15 @@ void TaskWork::run_direct(std::uint32_t groups) {
   m_.run_threads(groups, products_);
 }
 
+void TaskWork::run_on(CUstream_st* stream, std::uint32_t groups) {
+#if COOP_BENCH_GPU
+  if (gpu_) return gpu_->run(stream, groups, m_.n, products_);
+#endif
+  (void)stream;
+  (void)groups;
+  throw std::invalid_argument("a task on a given stream needs the CUDA backend");
+}
+
 void TaskWork::start_direct() {
   if (direct_started_) throw std::logic_error("start_direct: the previous task was not finished");
   direct_started_ = true;

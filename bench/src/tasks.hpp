@@ -31,6 +31,8 @@ class TaskWork {
   /// Runs one task outside the scheduler on a high-priority stream (the no-cooperation
   /// baselines): it starts when the device has room.
   void run_direct(std::uint32_t groups);
+  /// Runs one task on `stream` (a green context's, say) and waits for it. GPU only.
+  void run_on(CUstream_st* stream, std::uint32_t groups);
   /// run_direct() on the whole device without waiting: the task is enqueued at once on the
   /// high-priority stream (CPU backend: started on its own threads); finish_direct() waits for
   /// it. One at a time.
