@@ -147,6 +147,140 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
   return out;
 }
 
+// ---------------------------------------------------------------- barrier anatomy
+
+// Where a grid barrier's time goes, in plain cooperative kernels (no runtime): CUDA's own
+// algorithm written out (32- and 64-bit words), then the protocol's pieces added one at a
+// time: a counter bumped by block 0 after each barrier, the arrival field armed in advance and
+// re-armed by block 0 (the protocol's barrier), block 0 reading two words before arriving (a
+// resizing barrier's check for requests).
+enum Anatomy : int {
+  flip32,           // CUDA's grid barrier: block 0 adds 2^31 - (n - 1), the others 1
+  flip64,           // the same on a 64-bit word (bit 63)
+  flip32_counter,   // flip32 + block 0 bumps a counter after each barrier
+  armed64,          // the field armed to 2^15 - n (bits 48-62, parity 63), block 0 re-arms it
+  armed64_counter,  // armed64 + the last arriver bumps a counter (as the protocol does)
+  armed64_preread,  // armed64 + block 0 reads two words before arriving
+  armed32,          // armed64's algorithm on a 32-bit word (bits 16-30, parity 31)
+  kAnatomies
+};
+const char* const kAnatomyNames[] = {"flip32",  "flip64",          "flip32_counter",
+                                     "armed64", "armed64_counter", "armed64_preread",
+                                     "armed32"};
+
+template <class T, int V>
+__device__ void anatomy_barrier(T* word, std::uint32_t* counter, const std::uint64_t* side) {
+  constexpr int top = int(sizeof(T) * 8) - 1;
+  constexpr bool armed =
+      V == armed64 || V == armed64_counter || V == armed64_preread || V == armed32;
+  constexpr int field = top - 15;  // armed: the arrival field's lowest bit
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const std::uint32_t n = gridDim.x;
+    if constexpr (V == armed64_preread)
+      if (blockIdx.x == 0 && (__ldcg(&side[0]) + __ldcg(&side[16])) == 12345) *counter = 0;
+    T inc;
+    if constexpr (armed)
+      inc = T(1) << field;
+    else
+      inc = blockIdx.x == 0 ? (T(1) << top) - T(n - 1) : T(1);
+    __threadfence();
+    const T old = atomicAdd(word, inc);
+    const T parity = old >> top;
+    const bool last = ((old + inc) >> top) != parity;
+    if (!last)
+      while ((*reinterpret_cast<volatile T*>(word) >> top) == parity) {
+      }
+    __threadfence();
+    if constexpr (V == armed64_counter)
+      if (last) atomicAdd(counter, 1u);
+    if constexpr (armed)
+      if (blockIdx.x == 0) atomicAdd(word, T((1u << 15) - n) << field);  // re-arm
+    if constexpr (V == flip32_counter)
+      if (blockIdx.x == 0) atomicAdd(counter, 1u);
+  }
+  __syncthreads();
+}
+
+template <class T, int V>
+__global__ void anatomy_loop(std::uint32_t rounds, std::uint64_t* ns, T* word,
+                             std::uint32_t* counter, const std::uint64_t* side) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) ns[0] = now_ns();
+  for (std::uint32_t r = 0; r < rounds; ++r) anatomy_barrier<T, V>(word, counter, side);
+  if (blockIdx.x == 0 && threadIdx.x == 0) ns[1] = now_ns();
+}
+
+template <class T, int V>
+double time_anatomy(std::uint32_t blocks, std::uint32_t threads, std::uint32_t rounds,
+                    std::uint64_t* ns, std::uint64_t* word, std::uint32_t* counter,
+                    const std::uint64_t* side) {
+  constexpr bool armed =
+      V == armed64 || V == armed64_counter || V == armed64_preread || V == armed32;
+  const T init = armed ? T((1u << 15) - blocks) << (int(sizeof(T) * 8) - 16) : T(0);
+  CK(cudaMemcpy(word, &init, sizeof(T), cudaMemcpyHostToDevice));
+  T* w = reinterpret_cast<T*>(word);
+  void* args[] = {&rounds, &ns, &w, &counter, &side};
+  CK(cudaLaunchCooperativeKernel((void*)anatomy_loop<T, V>, blocks, threads, args, 0, nullptr));
+  CK(cudaDeviceSynchronize());
+  return double(ns[1] - ns[0]) / rounds / 1e3;
+}
+
+json bench_anatomy(int sms, int reps) {
+  const std::uint32_t threads = 256, rounds = 2000;
+  ManagedArray<std::uint64_t> ns(2);
+  std::uint64_t *word = nullptr, *side = nullptr;
+  std::uint32_t* counter = nullptr;
+  CK(cudaMalloc(&word, 256));
+  CK(cudaMalloc(&side, 256));
+  CK(cudaMalloc(&counter, 256));
+  CK(cudaMemset(side, 0, 256));
+  int occ = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, grid_sync_loop, threads, 0));
+  json out = json::array();
+  for (int per_sm : {1, std::min(occ, 6)}) {
+    const std::uint32_t blocks = std::uint32_t(sms * per_sm);
+    std::vector<double> us[kAnatomies + 1];
+    for (int rep = 0; rep < reps; ++rep) {
+      void* args[] = {(void*)&rounds, nullptr};
+      std::uint64_t* nsp = ns.data();
+      args[1] = &nsp;
+      CK(cudaLaunchCooperativeKernel((void*)grid_sync_loop, blocks, threads, args, 0, nullptr));
+      CK(cudaDeviceSynchronize());
+      us[kAnatomies].push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      std::uint64_t* n = ns.data();
+      us[flip32].push_back(
+          time_anatomy<std::uint32_t, flip32>(blocks, threads, rounds, n, word, counter, side));
+      us[flip64].push_back(time_anatomy<unsigned long long, flip64>(blocks, threads, rounds, n,
+                                                                    word, counter, side));
+      us[flip32_counter].push_back(time_anatomy<std::uint32_t, flip32_counter>(
+          blocks, threads, rounds, n, word, counter, side));
+      us[armed64].push_back(time_anatomy<unsigned long long, armed64>(blocks, threads, rounds, n,
+                                                                      word, counter, side));
+      us[armed64_counter].push_back(time_anatomy<unsigned long long, armed64_counter>(
+          blocks, threads, rounds, n, word, counter, side));
+      us[armed64_preread].push_back(time_anatomy<unsigned long long, armed64_preread>(
+          blocks, threads, rounds, n, word, counter, side));
+      us[armed32].push_back(
+          time_anatomy<std::uint32_t, armed32>(blocks, threads, rounds, n, word, counter, side));
+    }
+    const Stat sync = stat(us[kAnatomies]);
+    json row{{"blocks", blocks}, {"blocks_per_sm", per_sm}, {"grid_sync_us", to_json(sync)}};
+    std::printf("barrier anatomy %4u blocks (%d/SM): grid.sync %.2f us", blocks, per_sm,
+                sync.median);
+    for (int v = 0; v < kAnatomies; ++v) {
+      const Stat s = stat(us[v]);
+      std::printf(" | %s %.2f (%.2fx)", kAnatomyNames[v], s.median, s.median / sync.median);
+      row[kAnatomyNames[v]] = to_json(s);
+    }
+    std::printf("\n");
+    out.push_back(row);
+  }
+  CK(cudaFree(word));
+  CK(cudaFree(side));
+  CK(cudaFree(counter));
+  return out;
+}
+
 // ---------------------------------------------------------------- idle offer_kill
 
 struct OfferLoop {
@@ -154,19 +288,47 @@ struct OfferLoop {
     std::uint32_t iterations, work;
     std::uint64_t* ns;
     float* sink;
-    int mode;  // 0: work only, 1: + offer_kill, 2: + a workgroup barrier, 3: + a reducing one
+    // 0: work only, 1: + offer_kill, 2: + a workgroup barrier, 3: + a reducing one; offer_kill's
+    // parts, on words of their own: 4: + thread 0 loading two words (relaxed atomics, as
+    // offer_kill's poll), 5: + thread 0 taking a branch of its own without loads, 6: + thread
+    // 0 loading two words through the L2 (ld.global.cg)
+    int mode;
+    std::uint64_t* words;
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
     COOP_BEGIN(ctx);
     if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
     float x = float(ctx.local_id());
+    std::uint64_t seen_word = 0;
+    std::uint32_t seen_target = 0;
+    (void)seen_word;
+    (void)seen_target;
     for (std::uint32_t i = 0; i < p.iterations; ++i) {
       x = work(x, p.work);
       if (p.mode == 1) COOP_OFFER_KILL(ctx);
       if (p.mode == 2) ctx.barrier();
 #if COOP_DEVICE_CODE
       if (p.mode == 3 && __syncthreads_or(x == 12345.f)) p.sink[0] = 1;  // offer_kill's vote alone
+      if (p.mode >= 4) {
+        const bool maybe = threadIdx.x == 0 && seen_target < (seen_word & 0x3fff);
+        if (__syncthreads_or(maybe)) p.sink[0] = 1;
+        if (threadIdx.x == 0) {
+          if (p.mode == 4) {
+            seen_word = ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[0])
+                            .load(::cuda::memory_order_relaxed);
+            seen_target = std::uint32_t(
+                ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[16])
+                    .load(::cuda::memory_order_relaxed));
+          } else if (p.mode == 5) {
+            seen_word = seen_word * 3 + 1;
+            seen_target = std::uint32_t(seen_word >> 7);
+          } else {
+            seen_word = __ldcg(&p.words[0]);
+            seen_target = std::uint32_t(__ldcg(&p.words[16]));
+          }
+        }
+      }
 #endif
     }
     if (x == 12345.f) p.sink[0] = x;
@@ -178,25 +340,36 @@ struct OfferLoop {
 
 json bench_offer(Runtime& rt, int reps) {
   const std::uint32_t iterations = 2000;
-  ManagedArray<std::uint64_t> ns(2);
+  ManagedArray<std::uint64_t> ns(2), words(32);  // words[0] and [16]: two lines, like M and target
+  words[0] = words[16] = 7;                      // M 7 at the target 7: nothing asked
   ManagedArray<float> sink(1);
   // Calibrate `work` so that one iteration takes about 10 us.
   std::uint32_t w = 2000;
   for (int pass = 0; pass < 4; ++pass) {
-    auto job = rt.launch<OfferLoop>({.threads = 256}, {200, w, ns.data(), sink.data(), 0});
+    auto job =
+        rt.launch<OfferLoop>({.threads = 256}, {200, w, ns.data(), sink.data(), 0, words.data()});
     job.wait();
     double it_us = double(ns[1] - ns[0]) / 200 / 1e3;
     w = std::uint32_t(double(w) * 10.0 / it_us);
   }
-  std::vector<double> us[4];
+  std::vector<double> us[7];
   for (int rep = 0; rep < reps; ++rep)
-    for (int mode : {0, 1, 2, 3}) {
-      auto job =
-          rt.launch<OfferLoop>({.threads = 256}, {iterations, w, ns.data(), sink.data(), mode});
+    for (int mode : {0, 1, 2, 3, 4, 5, 6}) {
+      auto job = rt.launch<OfferLoop>({.threads = 256},
+                                      {iterations, w, ns.data(), sink.data(), mode, words.data()});
       job.wait();
       us[mode].push_back(double(ns[1] - ns[0]) / iterations / 1e3);
     }
   Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]), red = stat(us[3]);
+  // offer_kill's parts (modes 4-6): the vote with thread 0's loads, its branch alone, L2 loads.
+  json parts;
+  for (auto [mode, name] : {std::pair{4, "vote_and_relaxed_loads"}, std::pair{5, "vote_and_branch"},
+                            std::pair{6, "vote_and_cg_loads"}}) {
+    const Stat s = stat(us[mode]);
+    const double pct = (s.median - b.median) / b.median * 100;
+    std::printf("  offer_kill's parts: %-24s +%.2f%%\n", name, pct);
+    parts[name] = {{"iteration_us", to_json(s)}, {"overhead_percent", pct}};
+  }
   double overhead = (o.median - b.median) / b.median * 100;
   double bar_overhead = (bar.median - b.median) / b.median * 100;
   double red_overhead = (red.median - b.median) / b.median * 100;
@@ -213,6 +386,7 @@ json bench_offer(Runtime& rt, int reps) {
           {"iteration_with_reducing_barrier_us", to_json(red)},
           {"reducing_barrier_overhead_percent", red_overhead},
           {"offer_cost_us", o.median - b.median},
+          {"parts", parts},
           {"work_per_iteration", w}};
 }
 
@@ -610,7 +784,8 @@ json bench_control(int reps) {
 }
 
 int run(int argc, char** argv) {
-  const auto o = micro::parse_options(argc, argv, "barrier|offer|gather|stages|task|control");
+  const auto o =
+      micro::parse_options(argc, argv, "barrier|anatomy|offer|gather|stages|task|control");
   if (!o) return 2;
   micro::GpuSetup gpu;
   Runtime& rt = gpu.rt;
@@ -623,6 +798,7 @@ int run(int argc, char** argv) {
   j["driver"] = driver;
   const int reps = o->reps;
   if (o->runs("barrier")) j["barrier"] = bench_barriers(rt, sms, std::min(reps, 10));
+  if (o->runs("anatomy")) j["barrier_anatomy"] = bench_anatomy(sms, std::min(reps, 10));
   if (o->runs("offer")) j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
   if (o->runs("gather")) j["gather"] = bench_gather(rt, reps);
   if (o->runs("stages")) j["stages"] = bench_stages(rt, reps);
