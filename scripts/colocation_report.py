@@ -2,7 +2,7 @@
 """docs/colocation.md and its plots from coop_bench_colocate's JSON.
 
     python3 scripts/colocation_report.py IN_PROCESS.json [PROCESSES.json] \
-        [--bench COOP_BENCH_RESULTS.json] [--md docs/colocation.md] [--plots docs/colocation] \
+        [--bench COOP_BENCH_RESULTS.json ...] [--md docs/colocation.md] [--plots docs/colocation] \
         [--results DIR_NAME]
 
 IN_PROCESS.json: `coop_bench_colocate --json` (the GEMM alone, stream priority, green contexts,
@@ -172,13 +172,24 @@ beside requests is checked against the CPU reference, and every request's produc
 | coop-whole | the cooperative job | a task for the whole device; the job gives all but workgroup 0 at their next offer (the apps offer at their barriers) |
 | coop-whole-yield | the cooperative job, each phase a joinable `coop::for_each` loop (phased apps) | as coop-whole; workgroups leave between chunks inside a phase, and the job regrows there too |
 | coop-prestaged | the cooperative job | the request is enqueued on the high-priority stream at once while the task gathers: its blocks start as the job's leave, with no host hop after the gather |
+| green-16 / -32 / -64 | the app as a plain persistent kernel in a runtime on a green context of the SMs the requests leave (`RuntimeOptions::green_context`), sized to them | on a green context of 16, 32 or 64 SMs (a static split: each side keeps its SMs all the time) |
 """
 
 
-def bench_units(path):
-    with open(path) as f:
-        d = json.load(f)
-    return d, [u for u in d["units"] if u.get("experiment") == "colocate" and "error" not in u]
+def bench_units(paths):
+    """The colocate units of several results.json files (visits); a later file's unit replaces
+    an earlier one of the same key. Returns the files' headers, the units and the failures."""
+    heads, by_key = [], {}
+    for path in paths:
+        with open(path) as f:
+            d = json.load(f)
+        heads.append(d)
+        for u in d["units"]:
+            if u.get("experiment") == "colocate":
+                by_key[u["key"]] = u
+    units = [u for u in by_key.values() if "error" not in u]
+    failed = [u for u in by_key.values() if "error" in u]
+    return heads, units, failed
 
 
 def bench_pareto(units, pair, path):
@@ -189,9 +200,11 @@ def bench_pareto(units, pair, path):
             if u["pair"] != pair or u["load"] != load or u["background"] == "none":
                 continue
             x, y = u["latency_ms"]["p99"], u["background_fraction_of_alone"]
-            coop = u["mechanism"].startswith("coop")
-            ax.scatter([x], [y], marker="*" if coop else "o", s=110 if coop else 40,
-                       color="tab:red" if coop else "tab:blue")
+            coop = u["background"] == "cooperative"
+            split = u["background"] == "green"
+            ax.scatter([x], [y], marker="*" if coop else ("s" if split else "o"),
+                       s=110 if coop else 40,
+                       color="tab:red" if coop else ("tab:green" if split else "tab:blue"))
             ax.annotate(u["mechanism"], (x, y), textcoords="offset points", xytext=(4, 3),
                         fontsize=6)
         floor = [u for u in units if u["pair"] == pair and u["load"] == load
@@ -210,12 +223,13 @@ def bench_pareto(units, pair, path):
     plt.close(fig)
 
 
-def bench_section(path, plots, rel):
-    d, units = bench_units(path)
+def bench_section(paths, plots, rel):
+    heads, units, failed = bench_units(paths)
     out = [BENCH_INTRO]
-    out.append(f"Measured on {d.get('device', '?')}, {d.get('date', '?')}, commit "
-               f"`{d.get('commit', '?')}`, command `{d.get('command', '?')}`.\n")
-    failed = [u for u in d["units"] if u.get("experiment") == "colocate" and "error" in u]
+    for path, d in zip(paths, heads):
+        out.append(f"- `{path}`: {d.get('device', '?')}, {d.get('date', '?')}, commit "
+                   f"`{d.get('commit', '?')}`, `{d.get('command', '?')}`")
+    out.append("\nWhere files hold the same unit, the later file's row is shown.\n")
     pairs = []
     for u in units:
         if u["pair"] not in pairs:
@@ -250,14 +264,15 @@ def bench_section(path, plots, rel):
         out.append("")
     # The targets at every load, for the best coop mechanism per pair (by p99).
     out.append("### Against the targets, per background\n")
-    out.append("The coop mechanism in each row is the one with the lowest p99 among those that keep "
-               "the background target, or the one keeping the most background when none does.\n")
-    out.append("| pair | load | coop mechanism: p99 (ms) vs 1.2 × alone + 60 µs | the floor (requests-only p99) | background kept vs (1 − busy) − 3 % | p99 ≥ 100× lower than stream priority |")
-    out.append("|---|---|---|---|---|---|")
+    out.append("The coop mechanism in each row (a cooperative background: suspend or coop-*) is the "
+               "one with the lowest p99 among those that keep the background target, or the one "
+               "keeping the most background when none does.\n")
+    out.append("| pair | load | coop mechanism: p99 (ms) vs 1.2 × alone + 60 µs | the floor (requests-only p99) | background kept vs (1 − busy) − 3 % | p99 ≥ 100× lower than stream priority | against the static splits (green contexts) |")
+    out.append("|---|---|---|---|---|---|---|")
     for pair in pairs:
         for load in sorted({u["load"] for u in units if u["pair"] == pair}):
             at = {u["mechanism"]: u for u in units if u["pair"] == pair and u["load"] == load}
-            coop = [u for m, u in at.items() if m.startswith("coop")]
+            coop = [u for u in at.values() if u["background"] == "cooperative"]
             if not coop:
                 continue
             # The coop mechanism a user would pick: the lowest p99 among those keeping the
@@ -274,9 +289,24 @@ def bench_section(path, plots, rel):
             t5 = (f"{sp['latency_ms']['p99'] / p99:,.0f}×: "
                   f"{'yes' if sp['latency_ms']['p99'] >= 100 * p99 else 'no'}" if sp else "—")
             floor = f"{fl['latency_ms']['p99']:.2f} ms" if fl else "—"
+            # The target: better than the best static split on one axis, no worse on the other
+            # (against each split: a split beats coop when it is at least as good on both).
+            splits = [u for u in at.values() if u["background"] == "green"]
+            t6 = "—"
+            if splits:
+                better = [s for s in splits if p99 < s["latency_ms"]["p99"]
+                          or kept > s["background_fraction_of_alone"]]
+                worse = [s["mechanism"] for s in splits
+                         if s["latency_ms"]["p99"] <= p99 and s["background_fraction_of_alone"] >= kept]
+                t6 = ("better than every split on one axis, dominated by none: yes"
+                      if len(better) == len(splits) and not worse
+                      else "no: " + ", ".join(worse) + " as good on both" if worse else "no")
+                t6 += "; " + ", ".join(f"{s['mechanism']} {s['latency_ms']['p99']:.2f} ms / "
+                                       f"{s['background_fraction_of_alone']:.3f}" for s in
+                                       sorted(splits, key=lambda s: s["mechanism"]))
             out.append(f"| {pair} | {load:.0%} | {c['mechanism']}: {p99:.2f} vs {c['slo_ms']:.2f}: "
                        f"{'yes' if p99 <= c['slo_ms'] else 'no'} | {floor} | "
-                       f"{kept:.3f} vs {need:.3f}: {'yes' if kept >= need else 'no'} | {t5} |")
+                       f"{kept:.3f} vs {need:.3f}: {'yes' if kept >= need else 'no'} | {t5} | {t6} |")
     out.append("")
     return out
 
@@ -288,7 +318,9 @@ def main():
     ap.add_argument("--plots", default="docs/colocation")
     ap.add_argument("--results", default="", help="the results folder to cite")
     ap.add_argument("--commit", default="", help="the commit the runs were built from (default: HEAD)")
-    ap.add_argument("--bench", default="", help="coop bench --config colocate's results.json")
+    ap.add_argument("--bench", nargs="+", default=[],
+                    help="coop bench --config colocate's results.json, one per visit (later "
+                         "files' units replace earlier ones of the same key)")
     a = ap.parse_args()
     with open(a.inputs[0]) as f:
         main_run = json.load(f)
