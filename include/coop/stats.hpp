@@ -17,14 +17,15 @@ struct TimelinePoint {
 /// What a job did (Job::stats): its sizes, the scheduler's kills and forks, barriers, M over
 /// time. Times are milliseconds since the Runtime was created (Runtime::now_ms).
 struct JobStats {
-  std::uint32_t max_groups = 0;         ///< N
-  std::uint32_t initial_groups = 0;     ///< M at launch
-  std::uint32_t final_groups = 0;       ///< M when the last workgroup finished
-  std::uint64_t kills = 0;              ///< workgroups removed (offer_kill or resizing barrier)
-  std::uint64_t forks = 0;              ///< request_fork calls that added workgroups
-  std::uint64_t forked_groups = 0;      ///< workgroups added (forks and growing barriers)
-  std::uint64_t resizes = 0;            ///< resizing barriers that changed M
-  std::uint64_t barriers = 0;           ///< global and resizing barriers completed
+  std::uint32_t max_groups = 0;      ///< N
+  std::uint32_t initial_groups = 0;  ///< M at launch
+  std::uint32_t final_groups = 0;    ///< M when the last workgroup finished
+  std::uint64_t kills = 0;           ///< workgroups removed (offer_kill or resizing barrier)
+  std::uint64_t forks = 0;           ///< request_fork calls that added workgroups
+  std::uint64_t forked_groups = 0;   ///< workgroups added (forks and growing barriers)
+  std::uint64_t resizes = 0;         ///< resizing barriers that changed M
+  std::uint64_t barriers =
+      0;  ///< global and resizing barriers (GPU: of a running job, up to 31 late)
   std::uint64_t suspends = 0;           ///< times the job was suspended at a resizing barrier
   double start_ms = 0;                  ///< when the job started running
   double end_ms = 0;                    ///< when its last workgroup finished (0 while it runs)

@@ -51,6 +51,7 @@ template <class K>
 struct BlockState {
   std::uint64_t result;  ///< thread 0's answer to a workgroup-level primitive
   std::uint32_t flags;
+  std::uint32_t barriers;  ///< workgroup 0: barriers not yet added to the channel's count
   shared_t<K> shared;
 };
 
@@ -228,7 +229,7 @@ class Ctx {
     if (a_.flags & coop::detail::flag_no_resize) return false;
     m_seen_ = 0;
     const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
-                                            seen_target_ < coop::detail::active_of(seen_word_));
+                                            view_target_ < coop::detail::active_of(view_word_));
     const bool any = __syncthreads_or(maybe);
     prefetch();
     if (!any) return false;
@@ -238,7 +239,7 @@ class Ctx {
   __device__ bool kill_requested() {
     m_seen_ = 0;
     const bool maybe =
-        threadIdx.x == 0 && coop::detail::kill_wanted(id_, seen_word_, seen_target_, a_.flags);
+        threadIdx.x == 0 && coop::detail::kill_wanted(id_, view_word_, view_target_, a_.flags);
     const bool any = __syncthreads_or(maybe);
     prefetch();
     return any;
@@ -247,19 +248,27 @@ class Ctx {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
     const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
-                                            seen_target_ > coop::detail::active_of(seen_word_));
+                                            view_target_ > coop::detail::active_of(view_word_));
     const bool any = __syncthreads_or(maybe);
     prefetch();
     if (!any) return 0;
     return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
   }
   __device__ void global_barrier(int site = 0) {
-    seen(collective(
-        [&] { return coop::detail::barrier_result(protocol().barrier(id_, false, site)); }, false));
+    seen(collective([&] { return barrier_on_view(false, site, {}); }, false));
   }
   __device__ bool resizing_barrier(int site = 0) {
-    return seen(collective(
-        [&] { return coop::detail::barrier_result(protocol().barrier(id_, true, site)); }, true));
+    // Workgroup 0 reads the request as it reaches the barrier, before the workgroup barrier,
+    // whose wait hides the loads that its decision whether to hold the barrier needs (M and the
+    // parity come from its view: only kills and forks change them between barriers, and those
+    // refresh it).
+    coop::detail::ChannelView request{view_word_, 0, 0};
+    if (threadIdx.x == 0 && id_ == 0) protocol().read_request(request);
+    return seen(collective([&] { return barrier_on_view(true, site, request); }, true));
+  }
+  /// Thread 0 of a block leaving the kernel: adds the barriers it counted to the channel's.
+  __device__ void leave() {
+    if (threadIdx.x == 0) protocol().flush_barrier_count(bs_.barriers);
   }
   __device__ std::uint32_t query(int = 0) {
     return std::uint32_t(collective([&] { return protocol().query(); }, false));
@@ -298,8 +307,18 @@ class Ctx {
   // value here would wait for the load.
   __device__ void prefetch() {
     if (threadIdx.x != 0) return;
-    seen_word_ = dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed);
-    seen_target_ = dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
+    view_word_ = dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed);
+    view_target_ = dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
+  }
+  // Thread 0 at a barrier: `view` holds workgroup 0's request at a resizing barrier; the
+  // barrier refreshes the offer vote's view while it fills.
+  __device__ std::uint64_t barrier_on_view(bool resizing, int site,
+                                           coop::detail::ChannelView view) {
+    const std::uint32_t m = protocol().barrier(id_, resizing, site, &view, &bs_.barriers);
+    // M as the barrier left it (a resize changed it); the parity stays the next barrier's.
+    view_word_ = m != 0 ? (view.membership & ~0x3fffull) | m : view.membership;
+    view_target_ = view.target;
+    return coop::detail::barrier_result(m);
   }
   // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
   // get its answer.
@@ -331,9 +350,9 @@ class Ctx {
   BlockState<K>& bs_;
   std::uint32_t id_;
   Env<K>& env_;
-  std::uint32_t m_seen_ = 0;  ///< M from the last barrier (0: not known, read it)
-  std::uint64_t seen_word_ = 0;
-  std::uint32_t seen_target_ = 0;
+  std::uint32_t m_seen_ = 0;       ///< M from the last barrier (0: not known, read it)
+  std::uint64_t view_word_ = 0;    ///< thread 0's view for the offer vote: the membership word
+  std::uint32_t view_target_ = 0;  ///< ... and the target
 };
 
 /// Every block of every grid of a job of kernel K runs this (from the __global__ functions
@@ -351,9 +370,11 @@ __device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
   if (a.site == 0) {
     Ctx<K, true> ctx(a, bs, id, env);
     K{}(ctx, a.params, t);
+    ctx.leave();
   } else {
     Ctx<K, false> ctx(a, bs, id, env);
     K{}(ctx, a.params, t);
+    ctx.leave();
   }
   __syncthreads();
   if (threadIdx.x == 0) block_exit(a, (bs.flags & (block_killed | block_aborted)) == 0);

@@ -152,7 +152,7 @@ struct Channel {
   std::uint32_t forks = 0;
   std::uint32_t forked_groups = 0;
   std::uint32_t resizes = 0;
-  std::uint32_t barriers = 0;
+  std::uint32_t barriers = 0;  ///< reached by workgroup 0 (GPU: added every 32 and at its exit)
   std::uint32_t suspends = 0;
 
   /// Workgroups waiting at offer_kill to leave in a batch (bit per id).
@@ -160,6 +160,17 @@ struct Channel {
   /// Present ids, used only with kill_any_order (ids are then not a contiguous range).
   alignas(128) std::uint64_t present[kIdWords] = {};
 };
+
+/// What thread 0 of a workgroup read of its channel: the membership word and the request (the
+/// target and the suspend flag). A backend that keeps one between primitives (the GPU's, for
+/// the offer vote) takes those loads off the critical path; a stale view errs safely (an
+/// offer that declines once more, or runs the protocol for nothing).
+struct ChannelView {
+  std::uint64_t membership = 0;
+  std::uint32_t target = 0, suspend = 0;
+};
+/// Workgroup 0 adds its count of barriers to the channel's every this many (and when it leaves).
+inline constexpr std::uint32_t kBarrierCountBatch = 32;
 
 /// What a protocol step waits for, reported to the backend (watchdog, diagnostics).
 enum class WaitKind : std::uint8_t { none, barrier_master, barrier_slave, batch_kill, id_claim };
@@ -293,50 +304,78 @@ class Protocol {
   /// the policy is adversarial, the barrier is held: workgroup 0 (which owns the transmitted
   /// state new workgroups inherit) decides once every member is there and publishes the
   /// outcome in the release word, and the others wait for that.
-  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site) {
+  ///
+  /// `view` (GPU): at a resizing barrier, workgroup 0's view of the request read as it reached
+  /// the barrier (the backend issues those loads before its workgroup barrier, to hide them);
+  /// every member refreshes the membership word and the target in it while the barrier fills,
+  /// for its next offer. `count` (GPU): workgroup 0's barriers not yet added to the channel's
+  /// count. Without them (CPU backend) workgroup 0 reads the request here and counts each
+  /// barrier in the channel at once.
+  COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site,
+                                ChannelView* view = nullptr, std::uint32_t* count = nullptr) {
     // Workgroup 0 holds a resizing barrier for its decision when the scheduler wants something
-    // (always under the adversarial policy). It reads the request before arriving, so that a
-    // request made before the barrier is honoured at it; the others read nothing first. (A stale
-    // M errs safely either way: an unneeded decision changes nothing, a missed one comes at the
-    // next barrier.)
+    // (always under the adversarial policy); the others read nothing first. It reads the request
+    // before arriving, so that a request made before the barrier is honoured at it.
     if (resizing && id == 0) {
-      const std::uint64_t raw = word().load(order::relaxed);
-      const bool hold =
-          (flags_ & flag_adversarial) ||
-          wants_decision(target(), atomic<std::uint32_t>(ch_.suspend).load(order::relaxed),
-                         active_of(raw));
-      if (hold) word().fetch_or(hold_bit(parity_of(raw)), order::relaxed);
+      ChannelView now;
+      if (view) {
+        now = *view;
+      } else {
+        now.membership = word().load(order::relaxed);
+        read_request(now);
+      }
+      const bool hold = (flags_ & flag_adversarial) ||
+                        wants_decision(now.target, now.suspend, active_of(now.membership));
+      if (hold) word().fetch_or(hold_bit(parity_of(now.membership)), order::relaxed);
     }
-    fence_release();  // what this workgroup wrote is visible to whoever sees the barrier end
-    const std::uint64_t before = word().fetch_add(kArrivedOne, order::relaxed);
+    // Release: what this workgroup wrote is visible to whoever sees the barrier end (one
+    // release add, as CUDA's grid barrier, rather than a fence and a relaxed add).
+    const std::uint64_t before = word().fetch_add(kArrivedOne, order::release);
+    if (id == 0) count_barrier(count);
+    if (view) {
+      // The next offer's view, read while this barrier fills (the wait hides the load).
+      view->membership = before ^ (1ull << 63);  // the parity the next barrier has
+      view->target = target();
+    }
     const std::uint32_t m = active_of(before), parity = parity_of(before);
     const std::uint32_t decisions = decisions_of(before);
     if (parity_of(before + kArrivedOne) != parity) {  // the last arrival: the barrier is complete
       fence_acquire();
-      atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
       if (!((before + kArrivedOne) & hold_bit(parity))) return passed(id, m);
       if (id == 0) return decide(parity, resizing, site);
     }
     for (std::uint32_t spins = 1;; ++spins) {
-      const std::uint64_t w = word().load(order::relaxed);
+      // Acquire polls, as CUDA's grid barrier: no fence once the barrier ends.
+      const std::uint64_t w = word().load(order::acquire);
       if (decisions_of(w) != decisions) {
         // Workgroup 0 decided this (held) barrier. No later decision can come before we have
         // seen this one: the next held barrier needs us, or, if we were removed here, waits
         // until we no longer count as leaving.
-        fence_acquire();
         const std::uint64_t r = atomic<std::uint64_t>(ch_.release).load(order::relaxed);
         if (!(resizing && id >= threshold_of(r))) return std::uint32_t(r >> 48);
         word().fetch_sub(kLeavingOne);  // removed: our id may be reused now
         return 0;
       }
       if (parity_of(w) != parity) {
-        fence_acquire();
         if (!(w & hold_bit(parity))) return passed(id, m);  // complete, and nothing held it
         if (id == 0) return decide(parity, resizing, site);
       }
       if ((spins & 1023) == 0) check_reachable(parity, site);
       env_.relax(WaitKind::barrier_slave, site);
     }
+  }
+
+  /// Thread 0's view of the request (target and suspend flag), for ChannelView.
+  COOP_HD void read_request(ChannelView& v) const {
+    v.target = target();
+    v.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+  }
+
+  /// Adds the barriers workgroup 0 counted in `count` to the channel's count (when it leaves).
+  COOP_HD void flush_barrier_count(std::uint32_t& count) {
+    if (count == 0) return;
+    atomic<std::uint32_t>(ch_.barriers).fetch_add(count, order::relaxed);
+    count = 0;
   }
 
   /// A workgroup returned from the kernel normally.
@@ -484,6 +523,17 @@ class Protocol {
     if (id == 0) word().fetch_add(std::uint64_t(kArrivalSpan - m) * kArrivedOne, order::relaxed);
     return m;
   }
+  // Workgroup 0 counts the barriers it arrives at (every barrier of the job: it is a member as
+  // long as the job runs). On the GPU into `count`, added to the channel in batches: an add
+  // right before the next barrier's (release) arrival would make that arrival wait for it.
+  COOP_HD void count_barrier(std::uint32_t* count) {
+    if (!count) {
+      atomic<std::uint32_t>(ch_.barriers).fetch_add(1, order::relaxed);
+      return;
+    }
+    if (++*count == kBarrierCountBatch) flush_barrier_count(*count);
+  }
+
   // Nonzero while a barrier fills or is not armed yet: M must not change.
   COOP_HD static std::uint32_t filling(std::uint64_t raw) { return barrier_busy(raw) ? 1u : 0u; }
 
