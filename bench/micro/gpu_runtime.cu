@@ -291,7 +291,8 @@ struct OfferLoop {
     // 0: work only, 1: + offer_kill, 2: + a workgroup barrier, 3: + a reducing one; offer_kill's
     // parts, on words of their own: 4: + thread 0 loading two words (relaxed atomics, as
     // offer_kill's poll), 5: + thread 0 taking a branch of its own without loads, 6: + thread
-    // 0 loading two words through the L2 (ld.global.cg)
+    // 0 loading two words through the L2 (ld.global.cg), 7: + warp 0 loading them (no
+    // divergence), 8: + every thread loading them (no branch)
     int mode;
     std::uint64_t* words;
   };
@@ -311,23 +312,24 @@ struct OfferLoop {
 #if COOP_DEVICE_CODE
       if (p.mode == 3 && __syncthreads_or(x == 12345.f)) p.sink[0] = 1;  // offer_kill's vote alone
       if (p.mode >= 4) {
+        // Every mode keeps `maybe` false (M 7 at the target 7): only the poll's cost shows.
         const bool maybe = threadIdx.x == 0 && seen_target < (seen_word & 0x3fff);
         if (__syncthreads_or(maybe)) p.sink[0] = 1;
-        if (threadIdx.x == 0) {
-          if (p.mode == 4) {
-            seen_word = ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[0])
-                            .load(::cuda::memory_order_relaxed);
-            seen_target = std::uint32_t(
-                ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[16])
-                    .load(::cuda::memory_order_relaxed));
-          } else if (p.mode == 5) {
-            seen_word = seen_word * 3 + 1;
-            seen_target = std::uint32_t(seen_word >> 7);
-          } else {
-            seen_word = __ldcg(&p.words[0]);
-            seen_target = std::uint32_t(__ldcg(&p.words[16]));
-          }
+        auto relaxed_loads = [&] {
+          seen_word = ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[0])
+                          .load(::cuda::memory_order_relaxed);
+          seen_target = std::uint32_t(
+              ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[16])
+                  .load(::cuda::memory_order_relaxed));
+        };
+        if (p.mode == 4 && threadIdx.x == 0) relaxed_loads();
+        if (p.mode == 5 && threadIdx.x == 0) seen_word += 0x4000;  // M's bits stay 0
+        if (p.mode == 6 && threadIdx.x == 0) {
+          seen_word = __ldcg(&p.words[0]);
+          seen_target = std::uint32_t(__ldcg(&p.words[16]));
         }
+        if (p.mode == 7 && threadIdx.x < 32) relaxed_loads();  // warp 0 whole: no divergence
+        if (p.mode == 8) relaxed_loads();                      // every thread, no branch
       }
 #endif
     }
@@ -352,9 +354,9 @@ json bench_offer(Runtime& rt, int reps) {
     double it_us = double(ns[1] - ns[0]) / 200 / 1e3;
     w = std::uint32_t(double(w) * 10.0 / it_us);
   }
-  std::vector<double> us[7];
+  std::vector<double> us[9];
   for (int rep = 0; rep < reps; ++rep)
-    for (int mode : {0, 1, 2, 3, 4, 5, 6}) {
+    for (int mode : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
       auto job = rt.launch<OfferLoop>({.threads = 256},
                                       {iterations, w, ns.data(), sink.data(), mode, words.data()});
       job.wait();
@@ -364,7 +366,8 @@ json bench_offer(Runtime& rt, int reps) {
   // offer_kill's parts (modes 4-6): the vote with thread 0's loads, its branch alone, L2 loads.
   json parts;
   for (auto [mode, name] : {std::pair{4, "vote_and_relaxed_loads"}, std::pair{5, "vote_and_branch"},
-                            std::pair{6, "vote_and_cg_loads"}}) {
+                            std::pair{6, "vote_and_cg_loads"}, std::pair{7, "vote_and_warp0_loads"},
+                            std::pair{8, "vote_and_all_threads_loads"}}) {
     const Stat s = stat(us[mode]);
     const double pct = (s.median - b.median) / b.median * 100;
     std::printf("  offer_kill's parts: %-24s +%.2f%%\n", name, pct);
