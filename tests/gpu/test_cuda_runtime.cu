@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -254,7 +255,8 @@ TEST(CudaRuntime, RejectsLaunchesThatCannotBeCoResident) {
   EXPECT_THROW(rt->run(0, [](Task&) {}), std::invalid_argument);
 }
 
-// A cooperative job that marks the SMs its workgroups run on, resizing as the scheduler asks.
+// A cooperative job that marks the SMs its workgroups run on, giving workgroups to tasks and
+// forking back as the scheduler asks.
 struct MarkSms {
   struct Params {
     std::uint32_t* sms;
@@ -263,12 +265,13 @@ struct MarkSms {
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
     COOP_BEGIN(ctx);
-    for (;;) {
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
 #if COOP_DEVICE_CODE
       if (ctx.local_id() == 0) atomicOr(&p.sms[sm_id() / 32], 1u << (sm_id() % 32));
 #endif
-      if (ctx.resizing_barrier(__LINE__)) return;
-      if (atomic_ref<std::uint32_t>(*p.stop).load() != 0) break;
+      COOP_OFFER_KILL(ctx);
+      COOP_REQUEST_FORK(ctx);
+      ctx.pause();
     }
     COOP_END(ctx);
   }
@@ -293,7 +296,26 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
   RuntimeOptions o;
   o.backend = RuntimeOptions::Select::cuda;
   o.green_context = split.rest();
+  o.preemption = PreemptionPolicy{PreemptionPolicy::Mode::shrink};  // tasks take workgroups
+  o.gather_deadline_s = 10;  // a task that cannot gather fails the test rather than hanging it
+  o.gather_deadline_fails = true;
   Runtime rt(o);
+  // Where it stands, should a step never end (the ctest TIMEOUT kills the test).
+  struct Watch {
+    std::atomic<bool> done{false};
+    std::thread thread;
+    ~Watch() {
+      done = true;
+      if (thread.joinable()) thread.join();
+    }
+  } watch;
+  watch.thread = std::thread([&] {
+    for (int i = 0; i < 300 && !watch.done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!watch.done)
+      std::fprintf(stderr, "green: still running after 30 s:\n%s\n", rt.describe().c_str());
+  });
+  auto step = [](const char* what) { std::fprintf(stderr, "green: %s\n", what); };
   EXPECT_NE(rt.device_name().find(std::to_string(split.rest_sms()) + " SMs of a green context"),
             std::string::npos)
       << rt.device_name();
@@ -302,26 +324,40 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
   constexpr std::uint32_t kWords = 8;                              // 256 SMs
   ManagedArray<std::uint32_t> job_sms(kWords), task_sms(kWords), part_sms(kWords);
   Managed<std::uint32_t> stop, part_stop, go(1);
+  step("launching the job");
   auto job = rt.launch<MarkSms>({.threads = 256}, {job_sms.data(), stop.get()});
   const std::uint32_t n = job.max_groups();
   // Sized to the context: the runtime's blocks per SM times its SMs.
   EXPECT_EQ(n % split.rest_sms(), 0u) << n << " workgroups on " << split.rest_sms() << " SMs";
-  // A kernel on the other context, one block per SM of it, resident beside the job.
-  cudaStream_t part = coop::cuda::green_stream(split.part(), 0, "a stream on the other part");
-  mark_sms<<<split.part_sms(), 32, 0, part>>>(part_sms.data(), part_stop.get());
+  // A kernel on the other context, one block per SM of it, resident beside the job. It is
+  // stopped however the test ends: memory is not freed while a kernel spins on the device.
+  struct OtherPart {
+    std::uint32_t* stop;
+    cudaStream_t stream;
+    ~OtherPart() {
+      *stop = 1;
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
+  } other{part_stop.get(), coop::cuda::green_stream(split.part(), 0, "a stream on the other part")};
+  step("launching the kernel on the other part");
+  mark_sms<<<split.part_sms(), 32, 0, other.stream>>>(part_sms.data(), part_stop.get());
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   for (std::uint32_t k : {1u, n / 2, n - 1}) {
+    step(("a task of " + std::to_string(k) + " of " + std::to_string(n)).c_str());
     TaskRecord r = rt.run(k, [&](Task& t) {
       mark_sms<<<k, 32, 0, t.stream()>>>(task_sms.data(), go.get());
       coop::cuda::check(cudaStreamSynchronize(t.stream()), "the task's kernel");
     });
     EXPECT_EQ(r.groups, k);
   }
+  step("stopping the other part's kernel");
+  *part_stop = 1;
+  ASSERT_EQ(cudaStreamSynchronize(other.stream), cudaSuccess);
+  step("stopping the job");
   *stop = 1;
   job.wait();
-  *part_stop = 1;
-  ASSERT_EQ(cudaStreamSynchronize(part), cudaSuccess);
-  cudaStreamDestroy(part);
+  step("done");
   const auto on_job = sms_of(job_sms.data(), kWords), on_task = sms_of(task_sms.data(), kWords),
              on_part = sms_of(part_sms.data(), kWords);
   EXPECT_LE(on_job.size(), split.rest_sms());
