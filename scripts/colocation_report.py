@@ -266,8 +266,10 @@ def bench_section(paths, plots, rel):
     out.append("### Against the targets, per background\n")
     out.append("The coop mechanism in each row (a cooperative background: suspend or coop-*) is the "
                "one with the lowest p99 among those that keep the background target, or the one "
-               "keeping the most background when none does.\n")
-    out.append("| pair | load | coop mechanism: p99 (ms) vs 1.2 × alone + 60 µs | the floor (requests-only p99) | background kept vs (1 − busy) − 3 % | p99 ≥ 100× lower than stream priority | against the static splits (green contexts) |")
+               "keeping the most background when none does. The background target is "
+               "(1 − busy) − 3 % with busy the smaller of the load and the measured request busy "
+               "fraction (the latter reads high when requests are served between short runs).\n")
+    out.append("| pair | load | coop mechanism: p99 (ms) vs 1.2 × alone + 60 µs | the floor (requests-only p99) | background kept vs (1 − busy) − 3 % | p99 ≥ 100× lower than stream priority | coop dominates every static split (green contexts: p99, background) |")
     out.append("|---|---|---|---|---|---|---|")
     for pair in pairs:
         for load in sorted({u["load"] for u in units if u["pair"] == pair}):
@@ -277,8 +279,11 @@ def bench_section(paths, plots, rel):
                 continue
             # The coop mechanism a user would pick: the lowest p99 among those keeping the
             # background target, else the one keeping the most background.
+            # The request busy fraction is measured on the background's kernel clock, and a
+            # request served between two runs counts its time but not the gap's: for short runs
+            # with much host work between them it reads above the load. The stricter of the two.
             def need_of(u):
-                return 1 - u["request_busy_fraction"] - 0.03
+                return 1 - min(u["request_busy_fraction"], u["load"]) - 0.03
             keeping = [u for u in coop if u["background_fraction_of_alone"] >= need_of(u)]
             c = (min(keeping, key=lambda u: u["latency_ms"]["p99"]) if keeping
                  else max(coop, key=lambda u: u["background_fraction_of_alone"]))
@@ -289,21 +294,22 @@ def bench_section(paths, plots, rel):
             t5 = (f"{sp['latency_ms']['p99'] / p99:,.0f}×: "
                   f"{'yes' if sp['latency_ms']['p99'] >= 100 * p99 else 'no'}" if sp else "—")
             floor = f"{fl['latency_ms']['p99']:.2f} ms" if fl else "—"
-            # The target: better than the best static split on one axis, no worse on the other
-            # (against each split: a split beats coop when it is at least as good on both).
+            # The target: better than a static split on one axis and no worse on the other, for
+            # every split measured (coop dominates it).
             splits = [u for u in at.values() if u["background"] == "green"]
             t6 = "—"
             if splits:
-                better = [s for s in splits if p99 < s["latency_ms"]["p99"]
-                          or kept > s["background_fraction_of_alone"]]
-                worse = [s["mechanism"] for s in splits
-                         if s["latency_ms"]["p99"] <= p99 and s["background_fraction_of_alone"] >= kept]
-                t6 = ("better than every split on one axis, dominated by none: yes"
-                      if len(better) == len(splits) and not worse
-                      else "no: " + ", ".join(worse) + " as good on both" if worse else "no")
-                t6 += "; " + ", ".join(f"{s['mechanism']} {s['latency_ms']['p99']:.2f} ms / "
-                                       f"{s['background_fraction_of_alone']:.3f}" for s in
-                                       sorted(splits, key=lambda s: s["mechanism"]))
+                def against(sp):
+                    sp99, sk = sp["latency_ms"]["p99"], sp["background_fraction_of_alone"]
+                    p_ok, k_ok = p99 <= sp99, kept >= sk
+                    what = ("dominates" if p_ok and k_ok and (p99 < sp99 or kept > sk) else
+                            "lower p99, less background" if p_ok else
+                            "more background, higher p99" if k_ok else "worse on both")
+                    return (p_ok and k_ok), (f"{sp['mechanism']} ({sp99:,.2f} ms, {sk:.3f}): "
+                                             f"{what}")
+                verdicts = [against(sp) for sp in sorted(splits, key=lambda u: u["mechanism"])]
+                t6 = (("yes" if all(v[0] for v in verdicts) else "no") + ": " +
+                      "; ".join(v[1] for v in verdicts))
             out.append(f"| {pair} | {load:.0%} | {c['mechanism']}: {p99:.2f} vs {c['slo_ms']:.2f}: "
                        f"{'yes' if p99 <= c['slo_ms'] else 'no'} | {floor} | "
                        f"{kept:.3f} vs {need:.3f}: {'yes' if kept >= need else 'no'} | {t5} | {t6} |")
