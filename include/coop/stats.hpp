@@ -24,8 +24,9 @@ struct JobStats {
   std::uint64_t forks = 0;           ///< request_fork calls that added workgroups
   std::uint64_t forked_groups = 0;   ///< workgroups added (forks and growing barriers)
   std::uint64_t resizes = 0;         ///< resizing barriers that changed M
-  std::uint64_t barriers =
-      0;  ///< global and resizing barriers (GPU: of a running job, up to 31 late)
+  /// Global and resizing barriers. On the GPU workgroup 0 adds them in batches of 32, so a
+  /// running or cancelled job's count may be up to 31 short.
+  std::uint64_t barriers = 0;
   std::uint64_t suspends = 0;           ///< times the job was suspended at a resizing barrier
   double start_ms = 0;                  ///< when the job started running
   double end_ms = 0;                    ///< when its last workgroup finished (0 while it runs)
