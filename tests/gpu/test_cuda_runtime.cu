@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -300,22 +299,6 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
   o.gather_deadline_s = 10;  // a task that cannot gather fails the test rather than hanging it
   o.gather_deadline_fails = true;
   Runtime rt(o);
-  // Where it stands, should a step never end (the ctest TIMEOUT kills the test).
-  struct Watch {
-    std::atomic<bool> done{false};
-    std::thread thread;
-    ~Watch() {
-      done = true;
-      if (thread.joinable()) thread.join();
-    }
-  } watch;
-  watch.thread = std::thread([&] {
-    for (int i = 0; i < 300 && !watch.done; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!watch.done)
-      std::fprintf(stderr, "green: still running after 30 s:\n%s\n", rt.describe().c_str());
-  });
-  auto step = [](const char* what) { std::fprintf(stderr, "green: %s\n", what); };
   EXPECT_NE(rt.device_name().find(std::to_string(split.rest_sms()) + " SMs of a green context"),
             std::string::npos)
       << rt.device_name();
@@ -324,7 +307,6 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
   constexpr std::uint32_t kWords = 8;                              // 256 SMs
   ManagedArray<std::uint32_t> job_sms(kWords), task_sms(kWords), part_sms(kWords);
   Managed<std::uint32_t> stop, part_stop, go(1);
-  step("launching the job");
   auto job = rt.launch<MarkSms>({.threads = 256}, {job_sms.data(), stop.get()});
   const std::uint32_t n = job.max_groups();
   // Sized to the context: the runtime's blocks per SM times its SMs.
@@ -340,24 +322,19 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
       cudaStreamDestroy(stream);
     }
   } other{part_stop.get(), coop::cuda::green_stream(split.part(), 0, "a stream on the other part")};
-  step("launching the kernel on the other part");
   mark_sms<<<split.part_sms(), 32, 0, other.stream>>>(part_sms.data(), part_stop.get());
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   for (std::uint32_t k : {1u, n / 2, n - 1}) {
-    step(("a task of " + std::to_string(k) + " of " + std::to_string(n)).c_str());
     TaskRecord r = rt.run(k, [&](Task& t) {
       mark_sms<<<k, 32, 0, t.stream()>>>(task_sms.data(), go.get());
       coop::cuda::check(cudaStreamSynchronize(t.stream()), "the task's kernel");
     });
     EXPECT_EQ(r.groups, k);
   }
-  step("stopping the other part's kernel");
   *part_stop = 1;
   ASSERT_EQ(cudaStreamSynchronize(other.stream), cudaSuccess);
-  step("stopping the job");
   *stop = 1;
   job.wait();
-  step("done");
   const auto on_job = sms_of(job_sms.data(), kWords), on_task = sms_of(task_sms.data(), kWords),
              on_part = sms_of(part_sms.data(), kWords);
   EXPECT_LE(on_job.size(), split.rest_sms());
