@@ -375,3 +375,35 @@ TEST(Faults, TaskWaitsPastTheReportAndRunsWhenCapacityFrees) {
   ASSERT_EQ(reports.lines.size(), 1u);
   EXPECT_NE(reports.lines[0].find("a task waited"), std::string::npos) << reports.lines[0];
 }
+
+// TaskLaunch is named and parsed like the other options; the CPU backend runs a task's work
+// once its slots are held whatever the setting (there is no stream to enqueue on early).
+TEST(Scheduler, TaskLaunchIsAnOptionTheCpuBackendRunsAfterTheGather) {
+  EXPECT_EQ(parse_task_launch("at_request"), TaskLaunch::at_request);
+  EXPECT_EQ(parse_task_launch(task_launch_name(TaskLaunch::after_gather)),
+            TaskLaunch::after_gather);
+  EXPECT_THROW(parse_task_launch("soon"), std::invalid_argument);
+  RuntimeOptions ro;
+  ro.backend = RuntimeOptions::Select::cpu;
+  ro.cpu_slots = 4;
+  ro.task_launch = TaskLaunch::at_request;
+  Runtime rt(ro);
+  EXPECT_EQ(rt.task_launch(), TaskLaunch::at_request);
+  std::uint32_t stop = 0;
+  Job job = rt.launch<Hog>({.max_groups = 4}, {&stop});
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    atomic_ref<std::uint32_t>(stop).store(1);
+  });
+  const double asked = rt.now_ms();
+  double ran_at = 0;
+  TaskHandle h = rt.submit(
+      2, [&](Task&) { ran_at = rt.now_ms(); }, 0, TaskLaunch::at_request);
+  const TaskRecord r = h.record();
+  release.join();
+  job.wait();
+  EXPECT_GE(ran_at - asked, 150.0) << "the work ran before the job let go of its slots";
+  EXPECT_GE(r.gather_ms(), 150.0);
+  rt.set_task_launch(TaskLaunch::after_gather);
+  EXPECT_EQ(rt.task_launch(), TaskLaunch::after_gather);
+}

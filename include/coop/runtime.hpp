@@ -4,6 +4,7 @@
 /// non-cooperative tasks that borrow workgroup slots from them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,6 +60,29 @@ struct CudaServiceDeleter {
   void operator()(cuda::DeviceService* d) const;
 };
 
+/// CUDA: when a task's work (run, run_fraction, submit, submit_fraction) is enqueued.
+enum class TaskLaunch : std::uint8_t {
+  /// Once the scheduler has its workgroups: the host saw the jobs' workgroups leave, then
+  /// `work` runs (on run's caller, or on a runtime thread for submit) and enqueues on
+  /// task.stream().
+  after_gather,
+  /// At the request, on the calling thread, behind a wait on task.stream() that the jobs giving
+  /// way release from the device: the block whose exit frees the last workgroup the task needs
+  /// writes the word the stream waits for, and the host writes it when it grants the task. No
+  /// host step lies between the workgroups out and the first task block. `work` runs before
+  /// the workgroups are free, on the calling thread for submit too (a runtime thread waits for
+  /// the grant: `work` may synchronize its stream, but must not wait for what its caller does
+  /// after the call); it always runs, even when the gather fails (a shutdown while it waits):
+  /// its kernels are then released beside the jobs and the call (or the handle) still reports
+  /// the failure. With RuntimeOptions::gather_deadline_fails tasks launch after_gather (they
+  /// must be withdrawable).
+  at_request,
+};
+/// "after_gather" or "at_request".
+const char* task_launch_name(TaskLaunch l);
+/// The TaskLaunch named `name`; throws std::invalid_argument for another name.
+TaskLaunch parse_task_launch(const std::string& name);
+
 /// How a Runtime is set up: backend, device, CPU-backend checks and preemption.
 struct RuntimeOptions {
   /// Which backend drives the jobs: a GPU when the CUDA backend is built and a device is present
@@ -85,6 +109,8 @@ struct RuntimeOptions {
   double watchdog_s = 20;
   /// How capacity is freed for tasks: kills, whole-job suspension, or the hybrid of both.
   PreemptionPolicy preemption{};
+  /// CUDA: when a task's work is enqueued (the CPU backend runs it once gathered).
+  TaskLaunch task_launch = TaskLaunch::after_gather;
   /// A task still waiting for its workgroups this long after asking is reported (a job that
   /// stopped offering kills); 0 = never.
   double gather_deadline_s = 10;
@@ -117,6 +143,7 @@ class Task {
 
 namespace detail {
 struct SubmittedTask;
+class EarlyTask;
 class TaskThreads;
 /// Internal: deletes Runtime's task threads (defined in the library).
 struct TaskThreadsDeleter {
@@ -220,6 +247,13 @@ class Runtime {
   TaskHandle submit(std::uint32_t groups, std::function<void(Task&)> work, int priority = 0);
   /// run_fraction() without blocking the caller, as submit() is to run().
   TaskHandle submit_fraction(double fraction, std::function<void(Task&)> work, int priority = 0);
+  /// submit() with this task's TaskLaunch instead of the runtime's (for work that must run
+  /// only once the workgroups are free, or on a runtime thread: TaskLaunch::after_gather).
+  TaskHandle submit(std::uint32_t groups, std::function<void(Task&)> work, int priority,
+                    TaskLaunch launch);
+  /// submit_fraction() with this task's TaskLaunch instead of the runtime's.
+  TaskHandle submit_fraction(double fraction, std::function<void(Task&)> work, int priority,
+                             TaskLaunch launch);
   /// The records of the tasks that have completed (run, run_fraction, submit, submit_fraction),
   /// in the order they ended (a task whose work threw has none).
   std::vector<TaskRecord> task_records() const { return sched_->task_records(); }
@@ -240,6 +274,11 @@ class Runtime {
   void set_preemption(const PreemptionPolicy& p);
   /// How capacity is freed for tasks now (RuntimeOptions::preemption or set_preemption).
   PreemptionPolicy preemption() const;
+  /// Changes when the work of tasks requested from now on is enqueued
+  /// (RuntimeOptions::task_launch).
+  void set_task_launch(TaskLaunch l) { task_launch_.store(l); }
+  /// When task work is enqueued now.
+  TaskLaunch task_launch() const { return task_launch_.load(); }
 
   // For coop's own launchers (interruptible kernels): the scheduler and the backend.
   /// Internal: the scheduler, used by coop's own launchers.
@@ -260,13 +299,21 @@ class Runtime {
   TaskSize size_of_fraction(double fraction) const;
   /// Runs `work` for a task of `groups` and waits for what it enqueued (CUDA).
   void run_work(std::uint32_t groups, const std::function<void(Task&)>& work);
-  TaskHandle submit_units(TaskSize size, std::function<void(Task&)> work, int priority);
+  TaskHandle submit_units(TaskSize size, std::function<void(Task&)> work, int priority,
+                          TaskLaunch launch);
+  /// run / run_fraction for a size.
+  TaskRecord run_units(TaskSize size, const std::function<void(Task&)>& work, int priority);
+  /// Whether a task asking for `launch` is enqueued at its request.
+  bool launches_at_request(TaskLaunch launch) const;
+  /// A task's stream and release gate when it launches at its request, else nullptr.
+  std::shared_ptr<detail::EarlyTask> early_task(TaskLaunch launch);
   void configure_scheduler();
   void report(const std::string& what) const;
   RuntimeOptions opts_;
   Backend backend_ = Backend::cpu;
   std::unique_ptr<cuda::DeviceService, CudaServiceDeleter> cuda_;
   std::unique_ptr<detail::Scheduler> sched_;
+  std::atomic<TaskLaunch> task_launch_{TaskLaunch::after_gather};
   std::mutex threads_mu_;  ///< guards the lazy start of task_threads_
   std::unique_ptr<detail::TaskThreads, detail::TaskThreadsDeleter> task_threads_;
 };

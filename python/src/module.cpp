@@ -81,7 +81,8 @@ std::shared_ptr<T> without_gil_on_delete(T* p) {
 
 RuntimePtr make_runtime(const std::string& backend, int device, std::uint32_t cpu_slots,
                         bool checking, double watchdog_s, const std::string& preemption,
-                        double gather_deadline_s, bool gather_deadline_fails) {
+                        double gather_deadline_s, bool gather_deadline_fails,
+                        const std::string& task_launch) {
   RuntimeOptions o;
   if (backend == "auto")
     o.backend = RuntimeOptions::Select::automatic;
@@ -98,6 +99,7 @@ RuntimePtr make_runtime(const std::string& backend, int device, std::uint32_t cp
   o.preemption = PreemptionPolicy::parse(preemption);
   o.gather_deadline_s = gather_deadline_s;
   o.gather_deadline_fails = gather_deadline_fails;
+  o.task_launch = parse_task_launch(task_launch);
   py::gil_scoped_release unlocked;  // starting the CUDA backend can take a while
   return without_gil_on_delete(new Runtime(o));
 }
@@ -239,8 +241,11 @@ class TaskScope {
       s->cv.notify_all();
       s->cv.wait(lock, [&] { return s->leave; });
     };
-    handle_ = fraction_ > 0 ? rt_->submit_fraction(fraction_, work, priority_)
-                            : rt_->submit(groups_, work, priority_);
+    // After the gather whatever the runtime's setting: the work waits for the scope's end, which
+    // the caller reaches only after enter() returns.
+    handle_ = fraction_ > 0
+                  ? rt_->submit_fraction(fraction_, work, priority_, TaskLaunch::after_gather)
+                  : rt_->submit(groups_, work, priority_, TaskLaunch::after_gather);
     std::unique_lock lock(shared_->mu);
     // The work signals when the workgroups are there; a task that fails before (shutdown,
     // gather deadline) never calls it, so its handle is polled too.
@@ -448,7 +453,8 @@ PYBIND11_MODULE(_coop, m) {
                                   "Owns the scheduler of one device (docs/python.md).")
       .def(py::init(&make_runtime), "backend"_a = "auto", "device"_a = 0, "cpu_slots"_a = 0,
            "checking"_a = true, "watchdog_s"_a = 20.0, "preemption"_a = "hybrid",
-           "gather_deadline_s"_a = 10.0, "gather_deadline_fails"_a = false)
+           "gather_deadline_s"_a = 10.0, "gather_deadline_fails"_a = false,
+           "task_launch"_a = "after_gather")
       .def_property_readonly("backend", [](const Runtime& r) { return backend_name(r.backend()); })
       .def_property_readonly("device_name", &Runtime::device_name)
       .def_property_readonly("capacity", &Runtime::capacity, "Capacity in scheduler units.")
@@ -522,6 +528,12 @@ PYBIND11_MODULE(_coop, m) {
           [](Runtime& r, const std::string& p) { r.set_preemption(PreemptionPolicy::parse(p)); },
           "'shrink', 'suspend' or 'hybrid[:F]'.")
       .def_property_readonly("preemption", [](const Runtime& r) { return r.preemption().name(); })
+      .def(
+          "set_task_launch",
+          [](Runtime& r, const std::string& l) { r.set_task_launch(parse_task_launch(l)); },
+          "'after_gather' or 'at_request' (CUDA: when a task's work is enqueued).")
+      .def_property_readonly("task_launch",
+                             [](const Runtime& r) { return task_launch_name(r.task_launch()); })
       .def(
           "shutdown", [](Runtime& r, const std::string& how) { r.shutdown(parse_shutdown(how)); },
           "how"_a = "wait", py::call_guard<py::gil_scoped_release>(),

@@ -151,3 +151,20 @@ def test_gather_deadline_fails_as_gather_timeout():
     assert time.monotonic() - t0 < 5
     job.stop()
     job.wait()
+
+
+def test_task_launch_is_an_option_of_the_runtime():
+    with coop.Runtime(backend="cpu", cpu_slots=4, task_launch="at_request") as rt:
+        assert rt.task_launch == "at_request"
+        rt.set_task_launch("after_gather")
+        assert rt.task_launch == "after_gather"
+        with pytest.raises(ValueError):
+            rt.set_task_launch("soon")
+        # the CPU backend runs tasks once gathered, whatever the setting
+        rt.set_task_launch("at_request")
+        job = rt.launch_app("gemm", m=256, n=256, k=256, form="cooperative")
+        rec = rt.run(1, lambda t: None)
+        assert rec["groups"] == 1
+        job.wait()
+    with pytest.raises(ValueError):
+        coop.Runtime(backend="cpu", task_launch="later")

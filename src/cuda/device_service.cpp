@@ -23,6 +23,7 @@ DeviceService::DeviceService(int device, CUgreenCtx_st* green) : green_(green) {
   control_stream_ = create_stream(true, "creating the control stream");
   buffers_ = std::make_shared<BufferCache>(device);
   buffers_->set_fence(control_stream_);
+  release_ring_ = std::make_unique<ReleaseRing>(buffers_);
   thread_ = std::thread([this] { loop(); });
 }
 

@@ -38,6 +38,7 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   state_copy_ = state_copy_buffer_.as<DeviceState>();
   std::memset(static_cast<void*>(state_copy_), 0, state_bytes);
   *state_copy_ = DeviceState{};
+  state_copy_->release_ring = dev.release_ring().device_words();
   coop::detail::init_channel(state_copy_->channel, cfg, traits, n);
   flags_ = state_copy_->channel.flags;
   state_buffer_ = CachedBuffer(dev.buffers(), Kind::device, state_bytes, "allocating job state");
@@ -57,6 +58,9 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, 4 * sizeof(std::uint32_t),
                                  "allocating control staging");
   control_staging_ = staging_buffer_.as<std::uint32_t>();
+  release_staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host,
+                                         cuda::detail::kReleaseSlots * sizeof(std::uint64_t),
+                                         "allocating release staging");
 }
 
 JobCore::~JobCore() {
@@ -79,6 +83,28 @@ void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {
   check(cudaMemcpyAsync(field, &control_staging_[slot], sizeof(std::uint32_t),
                         cudaMemcpyHostToDevice, dev_.control_stream()),
         "sending a scheduler decision to the device");
+}
+
+std::uint32_t JobCore::arm_release(std::uint64_t slot_value) {
+  std::lock_guard lock(release_mu_);
+  const std::uint32_t slot = release_next_++ % cuda::detail::kReleaseSlots;
+  std::uint64_t* staging = release_staging_buffer_.as<std::uint64_t>() + slot;
+  __atomic_store_n(staging, slot_value, __ATOMIC_RELEASE);
+  release_armed_[slot] = slot_value;
+  check(cudaMemcpyAsync(&state_->release[slot], staging, sizeof(std::uint64_t),
+                        cudaMemcpyHostToDevice, dev_.control_stream()),
+        "arming a task's release");
+  return slot;
+}
+
+void JobCore::disarm_release(std::uint32_t slot, std::uint32_t value) {
+  std::lock_guard lock(release_mu_);
+  if (std::uint32_t(release_armed_[slot]) != value) return;  // armed again since
+  release_armed_[slot] = 0;
+  std::uint64_t* staging = release_staging_buffer_.as<std::uint64_t>() + slot;
+  __atomic_store_n(staging, std::uint64_t(0), __ATOMIC_RELEASE);
+  cudaMemcpyAsync(&state_->release[slot], staging, sizeof(std::uint64_t), cudaMemcpyHostToDevice,
+                  dev_.control_stream());  // best effort: a late release writes a stale value
 }
 
 void JobCore::set_target(std::uint32_t target) {

@@ -20,11 +20,23 @@
 #include "coop/cuda/device.hpp"
 #include "coop/cuda/device_service.hpp"
 #include "coop/cuda/occupancy.hpp"
+#include "coop/cuda/release.hpp"
 #endif
 
 namespace coop {
 
 const char* backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+const char* task_launch_name(TaskLaunch l) {
+  return l == TaskLaunch::at_request ? "at_request" : "after_gather";
+}
+
+TaskLaunch parse_task_launch(const std::string& name) {
+  if (name == "after_gather") return TaskLaunch::after_gather;
+  if (name == "at_request") return TaskLaunch::at_request;
+  throw std::invalid_argument("unknown task launch '" + name +
+                              "' (expected after_gather or at_request)");
+}
 
 void CudaServiceDeleter::operator()(cuda::DeviceService* d) const {
 #ifdef COOP_HAVE_CUDA
@@ -60,6 +72,7 @@ void Runtime::configure_scheduler() {
 
 Runtime::Runtime(RuntimeOptions opts) : opts_(opts) {
   using Select = RuntimeOptions::Select;
+  task_launch_.store(opts.task_launch);
 #ifdef COOP_HAVE_CUDA
   if (opts.backend != Select::cpu) {
     std::string why;
@@ -167,16 +180,106 @@ Runtime::TaskSize Runtime::size_of_fraction(double fraction) const {
   return {std::max(1u, units), groups};
 }
 
+namespace detail {
+#ifdef COOP_HAVE_CUDA
+// A task enqueued at its request (TaskLaunch::at_request): its stream, held until its work has
+// run, and the gate its stream waits behind. The requesting thread enqueues the waits and runs
+// the work; a task thread waits for the grant, opens the gate (the jobs may have already) and
+// drains the stream. The gate never waits for the work to return (work that synchronizes its
+// stream would wait for a grant that comes after it), and the stream goes back only once the
+// work has returned and what it enqueued has run.
+class EarlyTask {
+ public:
+  explicit EarlyTask(cuda::DeviceService& d)
+      : dev_(d), stream_(d.acquire_task_stream()), gate_(d.release_ring()) {}
+  ~EarlyTask() {
+    gate_.open();
+    wait_for_work();
+    cudaStreamSynchronize(stream_);
+    dev_.release_task_stream(stream_);
+  }
+  EarlyTask(const EarlyTask&) = delete;
+  EarlyTask& operator=(const EarlyTask&) = delete;
+  ReleaseGate* release_gate() { return &gate_; }
+  CUstream_st* stream() const { return stream_; }
+  // The requesting thread, right after the request.
+  void enqueue_waits(bool granted) { gate_.enqueue_waits(stream_, granted); }
+  // The requesting thread: the work returned (or threw `error`), or never ran.
+  void work_returned(std::exception_ptr error) {
+    {
+      std::lock_guard lock(mu_);
+      returned_ = true;
+      error_ = error;
+    }
+    cv_.notify_all();
+  }
+  // The task thread, once the scheduler grants the task: release it, wait for the work and
+  // what it enqueued; rethrows what the work threw.
+  void finish() {
+    gate_.open();
+    wait_for_work();
+    cuda::check(cudaStreamSynchronize(stream_), "running a task");
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void wait_for_work() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return returned_; });
+  }
+  cuda::DeviceService& dev_;
+  CUstream_st* stream_;
+  cuda::TaskGate gate_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool returned_ = false;
+  std::exception_ptr error_;
+};
+#else
+class EarlyTask {  // never made: tasks launch after the gather without the CUDA backend
+ public:
+  ReleaseGate* release_gate() { return nullptr; }
+  CUstream_st* stream() const { return nullptr; }
+  void enqueue_waits(bool) {}
+  void work_returned(std::exception_ptr) {}
+  void finish() {}
+};
+#endif
+}  // namespace detail
+
+bool Runtime::launches_at_request(TaskLaunch launch) const {
+#ifdef COOP_HAVE_CUDA
+  return cuda_ && launch == TaskLaunch::at_request && !opts_.gather_deadline_fails;
+#else
+  (void)launch;
+  return false;
+#endif
+}
+
+std::shared_ptr<detail::EarlyTask> Runtime::early_task(TaskLaunch launch) {
+#ifdef COOP_HAVE_CUDA
+  if (launches_at_request(launch)) return std::make_shared<detail::EarlyTask>(*cuda_);
+#else
+  (void)launch;
+#endif
+  return nullptr;
+}
+
+TaskRecord Runtime::run_units(TaskSize size, const std::function<void(Task&)>& work, int priority) {
+  // At the request the work runs on this thread and a task thread waits for the grant.
+  const TaskLaunch launch = task_launch();
+  if (launches_at_request(launch)) return submit_units(size, work, priority, launch).record();
+  return sched_->run_task(size.units, size.groups, priority, [&] { run_work(size.groups, work); });
+}
+
 TaskRecord Runtime::run(std::uint32_t groups, const std::function<void(Task&)>& work,
                         int priority) {
-  const TaskSize size = size_of_run(groups);
-  return sched_->run_task(size.units, size.groups, priority, [&] { run_work(size.groups, work); });
+  return run_units(size_of_run(groups), work, priority);
 }
 
 TaskRecord Runtime::run_fraction(double fraction, const std::function<void(Task&)>& work,
                                  int priority) {
-  const TaskSize size = size_of_fraction(fraction);
-  return sched_->run_task(size.units, size.groups, priority, [&] { run_work(size.groups, work); });
+  return run_units(size_of_fraction(fraction), work, priority);
 }
 
 // ---------------------------------------------------------------- submitted tasks
@@ -212,45 +315,78 @@ TaskRecord TaskHandle::record() const {
 }
 
 TaskHandle Runtime::submit(std::uint32_t groups, std::function<void(Task&)> work, int priority) {
-  const TaskSize size = size_of_run(groups);
-  return submit_units(size, std::move(work), priority);
+  return submit_units(size_of_run(groups), std::move(work), priority, task_launch());
 }
 
 TaskHandle Runtime::submit_fraction(double fraction, std::function<void(Task&)> work,
                                     int priority) {
-  const TaskSize size = size_of_fraction(fraction);
-  return submit_units(size, std::move(work), priority);
+  return submit_units(size_of_fraction(fraction), std::move(work), priority, task_launch());
 }
 
-TaskHandle Runtime::submit_units(TaskSize size, std::function<void(Task&)> work, int priority) {
+TaskHandle Runtime::submit(std::uint32_t groups, std::function<void(Task&)> work, int priority,
+                           TaskLaunch launch) {
+  return submit_units(size_of_run(groups), std::move(work), priority, launch);
+}
+
+TaskHandle Runtime::submit_fraction(double fraction, std::function<void(Task&)> work, int priority,
+                                    TaskLaunch launch) {
+  return submit_units(size_of_fraction(fraction), std::move(work), priority, launch);
+}
+
+TaskHandle Runtime::submit_units(TaskSize size, std::function<void(Task&)> work, int priority,
+                                 TaskLaunch launch) {
   auto state = std::make_shared<detail::SubmittedTask>();
+  std::shared_ptr<detail::EarlyTask> early = early_task(launch);
   // Asked for now, from this thread: the jobs start giving way while a task thread wakes.
-  auto ticket = std::make_shared<detail::Scheduler::TaskTicket>(
-      sched_->request_task(size.units, size.groups, priority));
+  auto ticket = std::make_shared<detail::Scheduler::TaskTicket>(sched_->request_task(
+      size.units, size.groups, priority, early ? early->release_gate() : nullptr));
   try {
+    if (early) early->enqueue_waits(sched_->granted(*ticket));
     {
       std::lock_guard lock(threads_mu_);
       if (!task_threads_) task_threads_.reset(new detail::TaskThreads);
     }
-    task_threads_->post([this, state, ticket, size, work = std::move(work)] {
-      TaskRecord rec;
-      std::exception_ptr error;
-      try {
-        rec = sched_->run_requested(*ticket, [&] { run_work(size.groups, work); });
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard lock(state->mu);
-        state->record = rec;
-        state->error = error;
-        state->finished = true;
-      }
-      state->cv.notify_all();
-    });
+    std::function<void(Task&)> thread_work;
+    if (!early) thread_work = std::move(work);
+    task_threads_->post(
+        [this, state, ticket, size, early, posted_work = std::move(thread_work)]() mutable {
+          TaskRecord rec;
+          std::exception_ptr error;
+          try {
+            rec = sched_->run_requested(*ticket, [&] {
+              if (early)
+                early->finish();
+              else
+                run_work(size.groups, posted_work);
+            });
+          } catch (...) {
+            error = std::current_exception();
+          }
+          early.reset();  // the work has returned and what it enqueued has run
+          {
+            std::lock_guard lock(state->mu);
+            state->record = rec;
+            state->error = error;
+            state->finished = true;
+          }
+          state->cv.notify_all();
+        });
   } catch (...) {
+    if (early) early->work_returned(nullptr);  // it never ran
+    early.reset();
     sched_->drop_requested(*ticket);
     throw;
+  }
+  if (early) {
+    // The work, at the request on this thread: its kernels wait on the device for the jobs.
+    std::exception_ptr error;
+    try {
+      Task task(size.groups, backend(), early->stream());
+      work(task);
+    } catch (...) {
+      error = std::current_exception();  // rethrown by wait(), once the task has ended
+    }
+    early->work_returned(error);
   }
   return TaskHandle(std::move(state));
 }

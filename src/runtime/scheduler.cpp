@@ -127,6 +127,8 @@ std::uint32_t Scheduler::limit_of(const JobEntry& e) const {
 }
 
 void Scheduler::set_target(JobEntry& e, std::uint32_t t) {
+  // Armed before the target is sent, so that the job sees the slot when it acts on the target.
+  if (arming_ && t < e.job->reported_active()) arming_->arm(*e.job, t);
   e.target = t;
   e.job->set_target(t);
 }
@@ -469,7 +471,7 @@ void Scheduler::reclaim() {
 }
 
 Scheduler::TaskTicket Scheduler::request_task(std::uint32_t units, std::uint32_t groups,
-                                              int priority) {
+                                              int priority, ReleaseGate* gate) {
   if (units == 0) throw std::invalid_argument("a task needs at least one workgroup");
   if (units > capacity_)
     throw std::invalid_argument("task asks for " + std::to_string(groups) +
@@ -483,8 +485,15 @@ Scheduler::TaskTicket Scheduler::request_task(std::uint32_t units, std::uint32_t
   t.record.groups = groups;
   t.record.priority = priority;
   t.record.request_ms = now_ms();
+  arming_ = gate;  // ReleaseGate::arm does not throw
   t.waiter = enqueue(units, priority);
+  arming_ = nullptr;
   return t;
+}
+
+bool Scheduler::granted(const TaskTicket& t) const {
+  std::lock_guard lock(mu_);
+  return t.waiter->got == t.waiter->need;
 }
 
 TaskRecord Scheduler::run_requested(TaskTicket& t, const std::function<void()>& work) {

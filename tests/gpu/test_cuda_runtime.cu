@@ -56,9 +56,11 @@ bool wait_until(const std::function<bool()>& pred, double seconds = 10) {
 // would fill both an SM's block and warp slots, where a returned block's slot takes no other
 // block until the grid ends (measured on the H200): the runtime leaves one block per SM free,
 // and that room stays the job's (a task still takes its workgroups from the job).
-void tasks_gather_blocks_and_the_job_regrows(std::uint32_t threads) {
+void tasks_gather_blocks_and_the_job_regrows(std::uint32_t threads,
+                                             TaskLaunch launch = TaskLaunch::after_gather) {
   auto rt = test::make_runtime(0);
   ASSERT_EQ(rt->backend(), Backend::cuda);
+  rt->set_task_launch(launch);
   // The task kernel is loaded before the persistent kernel runs.
   cudaFuncAttributes attr{};
   ASSERT_EQ(cudaFuncGetAttributes(&attr, fill), cudaSuccess);
@@ -71,7 +73,8 @@ void tasks_gather_blocks_and_the_job_regrows(std::uint32_t threads) {
   std::uint32_t expected_kills = 0;
   for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
     TaskRecord r = rt->run(k, [&](Task& t) {
-      EXPECT_LE(job.active_groups(), n - k);
+      // At the request the work is enqueued before the job has given anything.
+      if (launch == TaskLaunch::after_gather) EXPECT_LE(job.active_groups(), n - k);
       fill<<<k, 128, 0, t.stream()>>>(out.data(), std::uint32_t(out.size()), float(k));
     });
     expected_kills += k;
@@ -103,6 +106,124 @@ TEST(CudaRuntime, TasksBesideAJobOf32ThreadBlocks) {
 TEST(CudaRuntime, TasksBesideAJobOf1024ThreadBlocks) {
   COOP_SKIP_UNDER_SANITIZER();
   tasks_gather_blocks_and_the_job_regrows(1024);
+}
+TEST(CudaRuntime, TasksLaunchedAtTheRequestGatherBlocksAndTheJobRegrows) {
+  COOP_SKIP_UNDER_SANITIZER();
+  tasks_gather_blocks_and_the_job_regrows(128, TaskLaunch::at_request);
+  tasks_gather_blocks_and_the_job_regrows(1024, TaskLaunch::at_request);
+}
+
+namespace {
+// Offers only once the host allows it, with 40 KB of shared memory per workgroup: the job fills
+// the scheduler's capacity while its SMs keep warp slots free, where a small task kernel would
+// run at once if nothing held it back.
+struct OffersWhenAllowed {
+  struct Params {
+    std::uint32_t* allow;
+    std::uint32_t* stop;
+  };
+  struct Shared {
+    unsigned char room[40 << 10];
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      if (ctx.broadcast(atomic_ref<std::uint32_t>(*p.allow).load()) != 0) {
+        COOP_OFFER_KILL(ctx);
+        COOP_REQUEST_FORK(ctx);
+      }
+      ctx.pause();
+    }
+    COOP_END(ctx);
+  }
+};
+
+// Block 0's thread 0 marks that the task ran (mapped host memory, a plain store).
+__global__ void mark_ran(volatile std::uint32_t* ran, std::uint32_t value) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *ran = value;
+}
+}  // namespace
+
+// TaskLaunch::at_request: the task's kernel is enqueued at once, yet does not run until the job
+// has given the workgroups (released from the device by the leaving block), or, when the job
+// ends without giving any, until the host grants the task.
+TEST(CudaRuntime, ATaskLaunchedAtTheRequestWaitsForTheJobToGiveWay) {
+  COOP_SKIP_UNDER_SANITIZER();
+  RuntimeOptions o;
+  o.backend = RuntimeOptions::Select::cuda;
+  o.task_launch = TaskLaunch::at_request;
+  Runtime rt(o);
+  ASSERT_EQ(rt.task_launch(), TaskLaunch::at_request);
+  cudaFuncAttributes attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attr, mark_ran), cudaSuccess);
+  std::uint32_t* ran = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&ran, sizeof(std::uint32_t), cudaHostAllocMapped), cudaSuccess);
+  auto ran_value = [&] { return atomic_ref<std::uint32_t>(*ran).load(); };
+  for (bool job_gives_way : {true, false}) {
+    *ran = 0;
+    Managed<std::uint32_t> allow, stop;
+    auto job = rt.launch<OffersWhenAllowed>({.threads = 128}, {allow.get(), stop.get()});
+    const std::uint32_t n = job.max_groups();
+    ASSERT_GT(n, 4u);
+    TaskHandle h = rt.submit(n / 4, [&](Task& t) { mark_ran<<<1, 64, 0, t.stream()>>>(ran, 1); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(ran_value(), 0u) << "the task ran before the job gave its workgroups";
+    EXPECT_FALSE(h.done());
+    if (job_gives_way)
+      atomic_ref<std::uint32_t>(*allow).store(1);  // the leaving blocks release the task
+    else
+      atomic_ref<std::uint32_t>(*stop).store(1);  // the job ends: the host grants the task
+    const TaskRecord r = h.record();
+    EXPECT_EQ(ran_value(), 1u);
+    EXPECT_EQ(r.groups, n / 4);
+    EXPECT_LE(r.request_ms, r.gathered_ms);
+    atomic_ref<std::uint32_t>(*stop).store(1);
+    job.wait();
+    if (job_gives_way) EXPECT_GE(job.stats().kills, n / 4);
+  }
+  // Work that waits for its own stream, under a blocking run(): the grant must not wait for the
+  // work to return. Released from the device (the job shrinks), then by the host (the job ends
+  // while the work waits), then a whole-device task.
+  for (bool job_gives_way : {true, false}) {
+    Managed<std::uint32_t> allow, stop;
+    atomic_ref<std::uint32_t>(*allow).store(job_gives_way ? 1 : 0);
+    auto job = rt.launch<OffersWhenAllowed>({.threads = 128}, {allow.get(), stop.get()});
+    std::thread ender([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (!job_gives_way) atomic_ref<std::uint32_t>(*stop).store(1);
+    });
+    const TaskRecord r = rt.run(2, [&](Task& t) {
+      mark_ran<<<2, 64, 0, t.stream()>>>(ran, 10);
+      ASSERT_EQ(cudaStreamSynchronize(t.stream()), cudaSuccess);
+      EXPECT_EQ(ran_value(), 10u) << "the stream went on before its kernel ran";
+    });
+    EXPECT_EQ(r.groups, 2u);
+    ender.join();
+    if (job_gives_way) {
+      rt.run_fraction(1.0, [&](Task& t) { mark_ran<<<4, 64, 0, t.stream()>>>(ran, 11); });
+      EXPECT_EQ(ran_value(), 11u);
+      atomic_ref<std::uint32_t>(*stop).store(1);
+    }
+    job.wait();
+    *ran = 0;
+  }
+  // What the work throws reaches run's caller once what it enqueued has run; the job goes on.
+  {
+    Managed<std::uint32_t> allow, stop;
+    atomic_ref<std::uint32_t>(*allow).store(1);
+    auto job = rt.launch<OffersWhenAllowed>({.threads = 128}, {allow.get(), stop.get()});
+    EXPECT_THROW(rt.run(1,
+                        [&](Task& t) {
+                          mark_ran<<<1, 64, 0, t.stream()>>>(ran, 20);
+                          throw std::runtime_error("the work failed");
+                        }),
+                 std::runtime_error);
+    EXPECT_EQ(ran_value(), 20u);
+    atomic_ref<std::uint32_t>(*stop).store(1);
+    job.wait();
+  }
+  cudaFreeHost(ran);
 }
 
 // Work stealing from a shared counter until told to stop: every claimed chunk is summed before

@@ -164,8 +164,21 @@ class Env {
   }
   __device__ void on_membership(std::uint32_t before, std::uint32_t after) {
     // Growth is reported by the spawn events; shrinking here.
-    if (after < before)
-      post_event<K>(a_, EventKind::membership, 0, 0, 0, -std::int32_t(before - after), nullptr);
+    if (after >= before) return;
+    release_tasks(after);
+    post_event<K>(a_, EventKind::membership, 0, 0, 0, -std::int32_t(before - after), nullptr);
+  }
+  // Tasks enqueued at their request that M <= `m` gives enough: their stream goes on now.
+  // Not inlined, one slot at a time: the kill path it sits on must not raise the register
+  // count of every kernel (unrolled, its loads would all be in flight at once).
+  __device__ __noinline__ void release_tasks(std::uint32_t m) {
+    DeviceState* st = a_.state;
+#pragma unroll 1
+    for (std::uint32_t i = 0; i < kReleaseSlots; ++i) {
+      const std::uint64_t s = dev_atomic<std::uint64_t>(st->release[i]).load(order::relaxed);
+      if (s != 0 && m <= std::uint32_t(s >> 48))
+        store_system(&st->release_ring[(s >> 32) & 0xffffu], std::uint32_t(s));
+    }
   }
   __device__ void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
                                       std::uint32_t finished) {

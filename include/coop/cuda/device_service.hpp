@@ -11,6 +11,7 @@
 
 #include "coop/cuda/buffers.hpp"
 #include "coop/cuda/device.hpp"
+#include "coop/cuda/release.hpp"
 
 struct CUstream_st;    // cudaStream_t is CUstream_st*
 struct CUgreenCtx_st;  // CUgreenCtx is CUgreenCtx_st*
@@ -42,6 +43,8 @@ class DeviceService {
   CUstream_st* control_stream() const { return control_stream_; }
   /// Where jobs and interruptible kernels take their buffers and give them back.
   const std::shared_ptr<BufferCache>& buffers() const { return buffers_; }
+  /// Where tasks enqueued at their request wait to be released (coop/cuda/release.hpp).
+  ReleaseRing& release_ring() { return *release_ring_; }
   /// Serves `job`'s events until its run ends (it finished or is suspended).
   void add(std::shared_ptr<JobCore> job);
   /// Blocks until every job has finished or is suspended (used when the runtime closes).
@@ -56,6 +59,7 @@ class DeviceService {
   std::vector<CUstream_st*> all_task_streams_;
   CUstream_st* control_stream_ = nullptr;
   std::shared_ptr<BufferCache> buffers_;
+  std::unique_ptr<ReleaseRing> release_ring_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::shared_ptr<JobCore>> jobs_;

@@ -43,6 +43,11 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   bool service_or_fail();
 
   std::uint32_t cost() const { return cost_; }
+  /// Arms a release slot with `slot_value` (cuda::detail::release_slot) by a copy on the control
+  /// stream, in turn over the kReleaseSlots slots; returns the slot.
+  std::uint32_t arm_release(std::uint64_t slot_value);
+  /// Empties `slot` if it still holds the release of `value` (the task no longer waits).
+  void disarm_release(std::uint32_t slot, std::uint32_t value);
 
  protected:
   /// Starts M0 workgroups at resume point `site` with `transmit` (a cooperative launch).
@@ -90,6 +95,10 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   unsigned char* mailbox_host_ = nullptr;       // pinned, mapped
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
   std::uint32_t* control_staging_ = nullptr;  // pinned: target, suspend, abort values
+  CachedBuffer release_staging_buffer_;       // pinned: one word per release slot
+  std::mutex release_mu_;
+  std::uint64_t release_armed_[cuda::detail::kReleaseSlots] = {};  // what each slot holds
+  std::uint32_t release_next_ = 0;
   std::vector<CUstream_st*> streams_;
   std::uint32_t consumed_ = 0;
   std::uint32_t polls_ = 0;

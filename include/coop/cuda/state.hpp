@@ -16,8 +16,28 @@
 
 namespace coop::cuda::detail {
 
+/// Release slots: a task enqueued at its request (TaskLaunch::at_request) waits on a word of
+/// the device's release ring (pinned, mapped host memory) that its stream waits for. The host
+/// arms a slot of each job it shrinks for the task, by one 8-byte copy on the control stream
+/// before the target's: the value to write (bits 0-31, never 0), the word's index in the ring
+/// (32-47) and the M at or below which the job has given enough (48-63). The block that brings
+/// M there writes the word, so the task's blocks are placed as the job's leave, with no host
+/// step between; the host writes it too when it grants the task (the slow path never fails).
+inline constexpr std::uint32_t kReleaseSlots = 8;
+inline constexpr std::uint32_t kReleaseRingWords = 1u << 16;
+COOP_HD constexpr std::uint64_t release_slot(std::uint32_t value, std::uint32_t index,
+                                             std::uint32_t m_at_most) {
+  return std::uint64_t(value) | std::uint64_t(index & 0xffffu) << 32 |
+         std::uint64_t(m_at_most & 0xffffu) << 48;
+}
+
 struct DeviceState {
   coop::detail::Channel channel;
+  /// Armed release slots (0: empty); see release_slot.
+  alignas(64) std::uint64_t release[kReleaseSlots] = {};
+  /// Device view of the release ring (kReleaseRingWords words).
+  std::uint32_t* release_ring = nullptr;
+
   /// Workgroups counted by the job and not yet returned: set to M0 at launch, + k at each
   /// spawn (before the join grid exists), - 1 when a block returns. The block that brings it to
   /// zero is the last one of the job and tells the host.

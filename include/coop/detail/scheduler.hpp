@@ -62,6 +62,18 @@ class JobControl {
   virtual std::string describe() const { return {}; }
 };
 
+/// A task enqueued before its capacity is free (TaskLaunch::at_request) waits for a backend's
+/// release: the scheduler arms each job it shrinks for the task with the M at which the job has
+/// given its share, and the job releases the task from the device when it gets there.
+class ReleaseGate {
+ public:
+  virtual ~ReleaseGate() = default;
+  /// `job` is asked to shrink to `m_at_most` for this task (called with the scheduler's lock
+  /// held, before the job's new target is sent). Must not throw: a gate that cannot arm a job
+  /// is opened by the host when the task is granted.
+  virtual void arm(JobControl& job, std::uint32_t m_at_most) noexcept = 0;
+};
+
 class Scheduler {
  public:
   using clock = std::chrono::steady_clock;
@@ -115,7 +127,11 @@ class Scheduler {
     std::uint32_t units = 0;
     TaskRecord record;  ///< groups, priority and request_ms so far
   };
-  TaskTicket request_task(std::uint32_t units, std::uint32_t groups, int priority);
+  /// `gate`: the jobs shrunk for this request are armed to release it (TaskLaunch::at_request).
+  TaskTicket request_task(std::uint32_t units, std::uint32_t groups, int priority,
+                          ReleaseGate* gate = nullptr);
+  /// Whether the request already has all its capacity (the task may start at once).
+  bool granted(const TaskTicket& ticket) const;
   TaskRecord run_requested(TaskTicket& ticket, const std::function<void()>& work);
   /// Withdraws a request that will not be run (its capacity goes back).
   void drop_requested(TaskTicket& ticket);
@@ -214,6 +230,7 @@ class Scheduler {
     std::uint32_t m;
   };
   std::vector<Restart> restarts_;  ///< preempted jobs to restart (outside dispatch's callers)
+  ReleaseGate* arming_ = nullptr;  ///< the request whose jobs set_target arms (request_task)
   bool stopping_ = false;
   bool closed_ = false;
   std::uint32_t calls_ = 0;  ///< blocking calls inside the scheduler (under mu_)
