@@ -210,6 +210,10 @@ class Ctx {
  public:
   __device__ Ctx(const LaunchArgs<K>& a, BlockState<K>& bs, std::uint32_t id, Env<K>& env)
       : a_(a), bs_(bs), id_(id), env_(env) {
+    // Only thread 0 polls; the others keep a view whose votes are always no (M 0x3fff, the
+    // target 0x3fff: neither a kill nor a fork).
+    view_word_ = coop::kMaxGroupsLimit;
+    view_target_ = coop::kMaxGroupsLimit;
     prefetch();
   }
 
@@ -238,12 +242,16 @@ class Ctx {
   // every workgroup polls the same two lines, and 256 threads' loads would make them hot. A
   // request is seen at most one interval late, which the model allows: offer_kill may always
   // decline.
+  //
+  // The vote needs no thread test (the other threads' view never votes yes) and tests one
+  // flag: a job that never resizes may vote yes only once cancelled (target 0), and the
+  // protocol then declines. (Predicated loads instead of the branch in prefetch, or a pointer
+  // to the polled target chosen by the flags, cost the phased apps 6 registers and an
+  // occupancy step.)
   __device__ bool offer_kill(int site = 0) {
-    if (a_.flags & coop::detail::flag_no_resize) return false;
     m_seen_ = 0;
-    const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
-                                            view_target_ < coop::detail::active_of(view_word_));
-    const bool any = __syncthreads_or(maybe);
+    const bool any = __syncthreads_or((view_target_ < coop::detail::active_of(view_word_)) ||
+                                      (a_.flags & coop::detail::flag_adversarial) != 0);
     prefetch();
     if (!any) return false;
     return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
