@@ -555,6 +555,9 @@ struct StageJob {
     std::uint32_t work;
     unsigned long long* seen_ns;  // atomicMin: a workgroup saw the request (query() > 0)
     unsigned long long* out_ns;   // atomicMax: a killed workgroup left
+    // [0] atomicMin: a wanted workgroup (one of the top query() ids) saw the request;
+    // [1] atomicMin: the first killed workgroup left; [2] workgroup 0's iterations
+    unsigned long long* more;
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
@@ -562,15 +565,27 @@ struct StageJob {
     COOP_BEGIN(ctx);
     while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed)) == 0) {
       x = work(x, p.work);
-      if (ctx.query() > 0 && ctx.local_id() == 0) stamp_min(p.seen_ns);
+      stamp_request(ctx, p, ctx.query());
       if (ctx.offer_kill(__LINE__)) {
-        if (ctx.local_id() == 0) stamp_max(p.out_ns);
+        if (ctx.local_id() == 0) {
+          stamp_max(p.out_ns);
+          stamp_min(p.more + 1);
+        }
         return;
       }
       COOP_REQUEST_FORK(ctx);
     }
     if (x == 12345.f) *p.stop = 2;
     COOP_END(ctx);
+  }
+  template <class Ctx>
+  COOP_HD static void stamp_request(Ctx& ctx, const Params& p, std::uint32_t wanted) {
+    if (ctx.local_id() != 0) return;
+    if (wanted > 0) {
+      stamp_min(p.seen_ns);
+      if (ctx.group_id() + wanted >= ctx.num_groups()) stamp_min(p.more);
+    }
+    if (ctx.group_id() == 0) atomic_ref<unsigned long long>(p.more[2]).fetch_add(1);
   }
   COOP_HD static void stamp_min(unsigned long long* at) {
 #if COOP_DEVICE_CODE
@@ -644,8 +659,10 @@ json bench_stages(Runtime& rt, int reps) {
   CK(cudaFuncGetAttributes(&attr, clock_probe));
   const std::int64_t offset = device_minus_host_ns();
   ManagedArray<std::uint32_t> stop(1);
-  unsigned long long* stamps = nullptr;  // seen, out, first, last
-  CK(cudaMalloc(&stamps, 4 * sizeof(unsigned long long)));
+  unsigned long long* stamps =
+      nullptr;  // seen, out, first, last, wanted seen, first out, iterations
+  CK(cudaMalloc(&stamps, 7 * sizeof(unsigned long long)));
+  CK(cudaMemset(stamps, 0, 7 * sizeof(unsigned long long)));
   float* sink = nullptr;
   CK(cudaMalloc(&sink, sizeof(float)));
   int least = 0, greatest = 0;
@@ -654,14 +671,21 @@ json bench_stages(Runtime& rt, int reps) {
   CK(cudaStreamCreateWithPriority(&pre, cudaStreamNonBlocking, greatest));
   const std::uint32_t job_work = 300;    // about 1.5 us per iteration: the offer interval
   const std::uint32_t task_work = 2000;  // about 10 us per task block
-  auto job = rt.launch<StageJob>({.threads = 256}, {stop.data(), job_work, stamps, stamps + 1});
+  auto job = rt.launch<StageJob>({.threads = 256},
+                                 {stop.data(), job_work, stamps, stamps + 1, stamps + 4});
+  const auto job_started = clk::now();
   const std::uint32_t n = job.max_groups();
   json out = json::array();
-  for (int mechanism : {0, 1}) {
+  // 0: launch when gathered (TaskLaunch::after_gather), 1: enqueued at the request with no gate
+  // (the hardware places the blocks as the job's leave), 2: enqueued at the request behind the
+  // release the leaving blocks write (TaskLaunch::at_request).
+  for (int mechanism : {0, 1, 2}) {
+    rt.set_task_launch(mechanism == 2 ? TaskLaunch::at_request : TaskLaunch::after_gather);
     for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
-      std::vector<double> seen_us, out_us, host_us, first_us, done_us, regrow_us;
+      std::vector<double> seen_us, out_us, host_us, first_us, done_us, regrow_us, wanted_us,
+          first_out_us;
       for (int rep = 0; rep < reps; ++rep) {
-        const unsigned long long init[4] = {~0ull, 0, ~0ull, 0};
+        const unsigned long long init[6] = {~0ull, 0, ~0ull, 0, ~0ull, ~0ull};
         CK(cudaMemcpy(stamps, init, sizeof init, cudaMemcpyHostToDevice));
         auto launch = [&](cudaStream_t s) {
           stage_task<<<k, 256, 0, s>>>(task_work, stamps + 2, stamps + 3, sink);
@@ -670,10 +694,10 @@ json bench_stages(Runtime& rt, int reps) {
         const std::int64_t t0_dev = std::int64_t(t0.time_since_epoch().count()) + offset;
         if (mechanism == 1) launch(pre);
         auto body = [&](Task& t) {
-          if (mechanism == 0)
-            launch(t.stream());
-          else
+          if (mechanism == 1)
             CK(cudaStreamSynchronize(pre));
+          else
+            launch(t.stream());
         };
         TaskHandle h = rt.submit(k, body, 1);
         const TaskRecord r = h.record();
@@ -681,37 +705,51 @@ json bench_stages(Runtime& rt, int reps) {
         while (job.active_groups() < n && clk::now() - t_end < std::chrono::seconds(5)) {
         }
         regrow_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
-        unsigned long long st[4];
+        unsigned long long st[6];
         CK(cudaMemcpy(st, stamps, sizeof st, cudaMemcpyDeviceToHost));
         auto since = [&](unsigned long long dev) {
           return double(std::int64_t(dev) - t0_dev) / 1e3;
         };
         if (st[0] != ~0ull) seen_us.push_back(since(st[0]));
         if (st[1] != 0) out_us.push_back(since(st[1]));
+        if (st[4] != ~0ull) wanted_us.push_back(since(st[4]));
+        if (st[5] != ~0ull) first_out_us.push_back(since(st[5]));
         host_us.push_back(r.gather_ms() * 1e3);
         first_us.push_back(since(st[2]));
         done_us.push_back(since(st[3]));
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
-      const char* how = mechanism == 0 ? "coop (launch when gathered)" : "pre-enqueued";
+      const char* how = mechanism == 0   ? "coop (launch when gathered)"
+                        : mechanism == 1 ? "pre-enqueued, no gate"
+                                         : "coop (at request, device release)";
       Stat sn = stat(seen_us), ou = stat(out_us), hs = stat(host_us), fb = stat(first_us),
-           dn = stat(done_us), rg = stat(regrow_us);
+           dn = stat(done_us), rg = stat(regrow_us), ws = stat(wanted_us), fo = stat(first_out_us);
       std::printf(
-          "stages %-28s k=%4s: seen %.1f | out %.1f | host %.1f | first block %.1f (p99 %.1f) | "
-          "done %.1f (p99 %.1f) | regrow %.1f us\n",
-          how, std::to_string(k).c_str(), sn.median, ou.median, hs.median, fb.median, fb.p99,
-          dn.median, dn.p99, rg.median);
-      out.push_back({{"mechanism", mechanism == 0 ? "launch_when_gathered" : "pre_enqueued"},
+          "stages %-28s k=%4s: seen %.1f | wanted seen %.1f | first out %.1f | out %.1f | host "
+          "%.1f | first block %.1f (p99 %.1f) | done %.1f (p99 %.1f) | regrow %.1f us\n",
+          how, std::to_string(k).c_str(), sn.median, ws.median, fo.median, ou.median, hs.median,
+          fb.median, fb.p99, dn.median, dn.p99, rg.median);
+      out.push_back({{"mechanism", mechanism == 0   ? "launch_when_gathered"
+                                   : mechanism == 1 ? "pre_enqueued"
+                                                    : "at_request_device_release"},
                      {"k", k},
                      {"N", n},
                      {"request_to_seen_on_device_us", to_json(sn)},
                      {"request_to_workgroups_out_us", to_json(ou)},
+                     {"request_to_wanted_workgroup_sees_us", to_json(ws)},
+                     {"request_to_first_workgroup_out_us", to_json(fo)},
                      {"request_to_host_sees_us", to_json(hs)},
                      {"request_to_first_task_block_us", to_json(fb)},
                      {"request_to_task_done_us", to_json(dn)},
                      {"task_end_to_job_regrown_us", to_json(rg)}});
     }
   }
+  rt.set_task_launch(TaskLaunch::after_gather);
+  unsigned long long iterations = 0;
+  CK(cudaMemcpy(&iterations, stamps + 6, sizeof iterations, cudaMemcpyDeviceToHost));
+  const double job_us = std::chrono::duration<double, std::micro>(clk::now() - job_started).count();
+  std::printf("stages: workgroup 0 ran %llu iterations in %.0f ms: %.2f us each (tasks included)\n",
+              iterations, job_us / 1e3, job_us / double(std::max(iterations, 1ull)));
   stop[0] = 1;
   job.wait();
   CK(cudaStreamDestroy(pre));
