@@ -59,7 +59,7 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
                                  "allocating control staging");
   control_staging_ = staging_buffer_.as<std::uint32_t>();
   release_staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host,
-                                         cuda::detail::kReleaseSlots * sizeof(std::uint64_t),
+                                         (cuda::detail::kReleaseSlots + 1) * sizeof(std::uint64_t),
                                          "allocating release staging");
 }
 
@@ -88,23 +88,33 @@ void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {
 std::uint32_t JobCore::arm_release(std::uint64_t slot_value) {
   std::lock_guard lock(release_mu_);
   const std::uint32_t slot = release_next_++ % cuda::detail::kReleaseSlots;
-  std::uint64_t* staging = release_staging_buffer_.as<std::uint64_t>() + slot;
-  __atomic_store_n(staging, slot_value, __ATOMIC_RELEASE);
-  release_armed_[slot] = slot_value;
-  check(cudaMemcpyAsync(&state_->release[slot], staging, sizeof(std::uint64_t),
-                        cudaMemcpyHostToDevice, dev_.control_stream()),
-        "arming a task's release");
+  check(cudaError_t(write_release_slot(slot, slot_value)), "arming a task's release");
   return slot;
 }
 
 void JobCore::disarm_release(std::uint32_t slot, std::uint32_t value) {
   std::lock_guard lock(release_mu_);
   if (std::uint32_t(release_armed_[slot]) != value) return;  // armed again since
-  release_armed_[slot] = 0;
-  std::uint64_t* staging = release_staging_buffer_.as<std::uint64_t>() + slot;
-  __atomic_store_n(staging, std::uint64_t(0), __ATOMIC_RELEASE);
-  cudaMemcpyAsync(&state_->release[slot], staging, sizeof(std::uint64_t), cudaMemcpyHostToDevice,
-                  dev_.control_stream());  // best effort: a late release writes a stale value
+  write_release_slot(slot, 0);  // best effort: a late release writes a stale value
+}
+
+int JobCore::write_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
+  // The slot, then the mask of armed slots (staged after the slots): a kill that reads the
+  // mask first sees the slot as it was or as it is now, and either is safe.
+  release_armed_[slot] = slot_value;
+  std::uint64_t* staging = release_staging_buffer_.as<std::uint64_t>();
+  __atomic_store_n(&staging[slot], slot_value, __ATOMIC_RELEASE);
+  const cudaError_t rc =
+      cudaMemcpyAsync(&state_->release[slot], &staging[slot], sizeof(std::uint64_t),
+                      cudaMemcpyHostToDevice, dev_.control_stream());
+  if (rc != cudaSuccess) return int(rc);
+  std::uint32_t armed = 0;
+  for (std::uint32_t i = 0; i < cuda::detail::kReleaseSlots; ++i)
+    if (release_armed_[i] != 0) armed |= 1u << i;
+  auto* mask = reinterpret_cast<std::uint32_t*>(&staging[cuda::detail::kReleaseSlots]);
+  __atomic_store_n(mask, armed, __ATOMIC_RELEASE);
+  return int(cudaMemcpyAsync(&state_->release_armed, mask, sizeof(std::uint32_t),
+                             cudaMemcpyHostToDevice, dev_.control_stream()));
 }
 
 void JobCore::set_target(std::uint32_t target) {

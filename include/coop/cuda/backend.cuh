@@ -173,8 +173,10 @@ class Env {
   // count of every kernel (unrolled, its loads would all be in flight at once).
   __device__ __noinline__ void release_tasks(std::uint32_t m) {
     DeviceState* st = a_.state;
-#pragma unroll 1
-    for (std::uint32_t i = 0; i < kReleaseSlots; ++i) {
+    // Only the armed slots: a kill that no task waits for costs one load.
+    for (std::uint32_t armed = dev_atomic<std::uint32_t>(st->release_armed).load(order::relaxed);
+         armed != 0; armed &= armed - 1) {
+      const std::uint32_t i = std::uint32_t(__ffs(int(armed)) - 1);
       const std::uint64_t s = dev_atomic<std::uint64_t>(st->release[i]).load(order::relaxed);
       if (s != 0 && m <= std::uint32_t(s >> 48))
         store_system(&st->release_ring[(s >> 32) & 0xffffu], std::uint32_t(s));

@@ -95,7 +95,9 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   unsigned char* mailbox_host_ = nullptr;       // pinned, mapped
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
   std::uint32_t* control_staging_ = nullptr;  // pinned: target, suspend, abort values
-  CachedBuffer release_staging_buffer_;       // pinned: one word per release slot
+  CachedBuffer release_staging_buffer_;       // pinned: one word per release slot, then the mask
+  /// Stages and copies `slot` and the mask of armed slots (release_mu_ held).
+  int write_release_slot(std::uint32_t slot, std::uint64_t slot_value);  // a cudaError_t
   std::mutex release_mu_;
   std::uint64_t release_armed_[cuda::detail::kReleaseSlots] = {};  // what each slot holds
   std::uint32_t release_next_ = 0;

@@ -35,6 +35,9 @@ struct DeviceState {
   coop::detail::Channel channel;
   /// Armed release slots (0: empty); see release_slot.
   alignas(64) std::uint64_t release[kReleaseSlots] = {};
+  /// Which slots are armed (bit i: release[i]), written after the slot: a kill with no task
+  /// waiting reads one word.
+  std::uint32_t release_armed = 0;
   /// Device view of the release ring (kReleaseRingWords words).
   std::uint32_t* release_ring = nullptr;
 
