@@ -7,12 +7,13 @@
 #include <type_traits>
 
 #include "coop/cuda/check.hpp"
+#include "driver.hpp"
 
 namespace coop::cuda {
 
 namespace {
 
-// The driver's green-context calls, looked up once through the runtime.
+// The driver's green-context calls, looked up once.
 struct Driver {
   CUresult (*get_resource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
   CUresult (*split)(CUdevResource*, unsigned*, const CUdevResource*, CUdevResource*, unsigned,
@@ -26,15 +27,8 @@ struct Driver {
 
   Driver() {
     auto get = [&](const char* name, auto& fn) {
-      cudaDriverEntryPointQueryResult q{};
-      void* p = nullptr;
-      if (cudaGetDriverEntryPointByVersion(name, &p, CUDA_VERSION, cudaEnableDefault, &q) !=
-              cudaSuccess ||
-          q != cudaDriverEntryPointSuccess) {
-        cudaGetLastError();
-        if (missing.empty()) missing = std::string("the driver has no ") + name;
-        return;
-      }
+      void* p = driver_entry_point(name, CUDA_VERSION);
+      if (!p && missing.empty()) missing = std::string("the driver has no ") + name;
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
     };
     get("cuDeviceGetDevResource", get_resource);

@@ -10,6 +10,7 @@
 #include "coop/cuda/check.hpp"
 #include "coop/cuda/job.hpp"
 #include "coop/cuda/state.hpp"
+#include "driver.hpp"
 
 namespace coop::cuda {
 
@@ -17,19 +18,10 @@ namespace {
 
 using WaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
 
-// cuStreamWaitValue32, looked up once through the runtime (coop does not link the driver).
+// cuStreamWaitValue32, looked up once.
 WaitValue32 wait_value32() {
-  static const WaitValue32 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &p, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return WaitValue32{};
-    }
-    return reinterpret_cast<WaitValue32>(p);
-  }();
+  static const auto fn =
+      reinterpret_cast<WaitValue32>(driver_entry_point("cuStreamWaitValue32", 12000));
   if (!fn) throw std::runtime_error("the CUDA driver has no cuStreamWaitValue32");
   return fn;
 }
