@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "coop/cuda/memops.hpp"
 #include "coop/cuda/streams.hpp"
 #include "coop/memory.hpp"
 
@@ -55,12 +56,8 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
   std::memset(mailbox_host_, 0, mailbox_bytes);
   check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mailbox_dev_), mailbox_host_, 0),
         "mapping the event mailbox");
-  staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host, 4 * sizeof(std::uint32_t),
+  control_mirror_ = CachedBuffer(dev.buffers(), Kind::pinned_host, sizeof(DeviceState),
                                  "allocating control staging");
-  control_staging_ = staging_buffer_.as<std::uint32_t>();
-  release_staging_buffer_ = CachedBuffer(dev.buffers(), Kind::pinned_host,
-                                         (cuda::detail::kReleaseSlots + 1) * sizeof(std::uint64_t),
-                                         "allocating release staging");
 }
 
 JobCore::~JobCore() {
@@ -74,52 +71,69 @@ JobCore::~JobCore() {
 }
 
 void JobCore::write_control(std::uint32_t* field, std::uint32_t value) {
-  // One staging word per field: a copy still queued reads the latest value, which is what the
-  // device should see anyway.
-  std::size_t slot = field == &state_->channel.target    ? 0
-                     : field == &state_->channel.suspend ? 1
-                                                         : 2;
-  __atomic_store_n(&control_staging_[slot], value, __ATOMIC_RELEASE);
-  check(cudaMemcpyAsync(field, &control_staging_[slot], sizeof(std::uint32_t),
-                        cudaMemcpyHostToDevice, dev_.control_stream()),
-        "sending a scheduler decision to the device");
+  std::lock_guard lock(control_mu_);
+  pending_.push_back({field, value, false});
+  flush_control();
+}
+
+void JobCore::flush_control() {
+  if (pending_.empty()) return;
+  std::vector<ValueWrite> writes;
+  writes.swap(pending_);
+  if (enqueue_writes(dev_.control_stream(), writes)) return;
+  // Without the driver's memory operations: copies from a pinned mirror of the state, one word
+  // per field, so that a copy still queued reads the latest value (what the device should see
+  // anyway).
+  for (const ValueWrite& w : writes) {
+    unsigned char* staged =
+        control_mirror_.as<unsigned char>() +
+        (static_cast<unsigned char*>(w.address) - reinterpret_cast<unsigned char*>(state_));
+    if (w.wide)
+      __atomic_store_n(reinterpret_cast<std::uint64_t*>(staged), w.value, __ATOMIC_RELEASE);
+    else
+      __atomic_store_n(reinterpret_cast<std::uint32_t*>(staged), std::uint32_t(w.value),
+                       __ATOMIC_RELEASE);
+    check(cudaMemcpyAsync(w.address, staged, w.wide ? 8 : 4, cudaMemcpyHostToDevice,
+                          dev_.control_stream()),
+          "sending a scheduler decision to the device");
+  }
 }
 
 std::uint32_t JobCore::arm_release(std::uint64_t slot_value) {
-  std::lock_guard lock(release_mu_);
+  std::lock_guard lock(control_mu_);
   const std::uint32_t slot = release_next_++ % cuda::detail::kReleaseSlots;
-  check(cudaError_t(write_release_slot(slot, slot_value)), "arming a task's release");
+  stage_release_slot(slot, slot_value);
   return slot;
 }
 
 void JobCore::disarm_release(std::uint32_t slot, std::uint32_t value) {
-  std::lock_guard lock(release_mu_);
+  std::lock_guard lock(control_mu_);
   if (std::uint32_t(release_armed_[slot]) != value) return;  // armed again since
-  write_release_slot(slot, 0);  // best effort: a late release writes a stale value
+  stage_release_slot(slot, 0);
+  try {
+    flush_control();
+  } catch (const std::exception&) {
+    // Best effort: a late device release writes a value nobody waits for any more.
+  }
 }
 
-int JobCore::write_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
-  // The slot, then the mask of armed slots (staged after the slots): a kill that reads the
-  // mask first sees the slot as it was or as it is now, and either is safe.
+void JobCore::stage_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
+  // The slot, then the mask of armed slots: a kill that reads the mask first sees the slot as
+  // it was or as it is now, and either is safe.
   release_armed_[slot] = slot_value;
-  std::uint64_t* staging = release_staging_buffer_.as<std::uint64_t>();
-  __atomic_store_n(&staging[slot], slot_value, __ATOMIC_RELEASE);
-  const cudaError_t rc =
-      cudaMemcpyAsync(&state_->release[slot], &staging[slot], sizeof(std::uint64_t),
-                      cudaMemcpyHostToDevice, dev_.control_stream());
-  if (rc != cudaSuccess) return int(rc);
   std::uint32_t armed = 0;
   for (std::uint32_t i = 0; i < cuda::detail::kReleaseSlots; ++i)
     if (release_armed_[i] != 0) armed |= 1u << i;
-  auto* mask = reinterpret_cast<std::uint32_t*>(&staging[cuda::detail::kReleaseSlots]);
-  __atomic_store_n(mask, armed, __ATOMIC_RELEASE);
-  return int(cudaMemcpyAsync(&state_->release_armed, mask, sizeof(std::uint32_t),
-                             cudaMemcpyHostToDevice, dev_.control_stream()));
+  pending_.push_back({&state_->release[slot], slot_value, true});
+  pending_.push_back({&state_->release_armed, armed, false});
 }
 
 void JobCore::set_target(std::uint32_t target) {
   target_.store(target);
-  write_control(&state_->channel.target, target);
+  // With the release slots armed for it just before (Scheduler::set_target), in one batch.
+  std::lock_guard lock(control_mu_);
+  pending_.push_back({&state_->channel.target, target, false});
+  flush_control();
 }
 
 coop::detail::Membership JobCore::membership() const {
@@ -324,9 +338,11 @@ void JobCore::abort_on_device() {
   // Kill requests for all (offer_kill then sees the abort), a suspension at the next resizing
   // barrier, and the abort every protocol wait polls.
   target_.store(0);
-  write_control(&state_->channel.target, 0);
-  write_control(&state_->channel.suspend, 1);
-  write_control(&state_->channel.abort, 1);
+  std::lock_guard lock(control_mu_);
+  pending_.push_back({&state_->channel.target, 0, false});
+  pending_.push_back({&state_->channel.suspend, 1, false});
+  pending_.push_back({&state_->channel.abort, 1, false});
+  flush_control();
 }
 
 std::string JobCore::describe() const {

@@ -1,6 +1,5 @@
 #include "coop/cuda/release.hpp"
 
-#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -9,24 +8,10 @@
 
 #include "coop/cuda/check.hpp"
 #include "coop/cuda/job.hpp"
+#include "coop/cuda/memops.hpp"
 #include "coop/cuda/state.hpp"
-#include "driver.hpp"
 
 namespace coop::cuda {
-
-namespace {
-
-using WaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
-
-// cuStreamWaitValue32, looked up once.
-WaitValue32 wait_value32() {
-  static const auto fn =
-      reinterpret_cast<WaitValue32>(driver_entry_point("cuStreamWaitValue32", 12000));
-  if (!fn) throw std::runtime_error("the CUDA driver has no cuStreamWaitValue32");
-  return fn;
-}
-
-}  // namespace
 
 ReleaseRing::ReleaseRing(const std::shared_ptr<BufferCache>& buffers)
     : buffer_(buffers, BufferCache::Kind::mapped_host,
@@ -51,11 +36,7 @@ void ReleaseRing::release(ReleaseWord w) {
 }
 
 void ReleaseRing::enqueue_wait(CUstream_st* s, ReleaseWord w) const {
-  const CUresult rc = wait_value32()(s, reinterpret_cast<CUdeviceptr>(device_ + w.index), w.value,
-                                     CU_STREAM_WAIT_VALUE_EQ);
-  if (rc != CUDA_SUCCESS)
-    throw std::runtime_error("enqueuing a task's release wait: the driver returned CUresult " +
-                             std::to_string(int(rc)));
+  enqueue_wait_equal(s, device_ + w.index, w.value);
 }
 
 TaskGate::~TaskGate() { open(); }

@@ -14,6 +14,7 @@
 #include "coop/cuda/buffers.hpp"
 #include "coop/cuda/check.hpp"
 #include "coop/cuda/device_service.hpp"
+#include "coop/cuda/memops.hpp"
 #include "coop/cuda/occupancy.hpp"
 #include "coop/cuda/state.hpp"
 #include "coop/detail/job_state.hpp"
@@ -43,8 +44,9 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   bool service_or_fail();
 
   std::uint32_t cost() const { return cost_; }
-  /// Arms a release slot with `slot_value` (cuda::detail::release_slot) by a copy on the control
-  /// stream, in turn over the kReleaseSlots slots; returns the slot.
+  /// Arms a release slot with `slot_value` (cuda::detail::release_slot), in turn over the
+  /// kReleaseSlots slots; returns the slot. The slot reaches the device with the job's next
+  /// set_target, in the same batch of writes (the scheduler arms just before it sets a target).
   std::uint32_t arm_release(std::uint64_t slot_value);
   /// Empties `slot` if it still holds the release of `value` (the task no longer waits).
   void disarm_release(std::uint32_t slot, std::uint32_t value);
@@ -82,7 +84,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   DeviceService& dev_;
   std::uint32_t cost_, transmit_bytes_, stride_, ring_slots_, flags_ = 0;
   // Buffers from the device's cache (freeing them would wait for the other jobs' kernels).
-  CachedBuffer state_buffer_, mailbox_buffer_, staging_buffer_, state_copy_buffer_;
+  CachedBuffer state_buffer_, mailbox_buffer_, state_copy_buffer_;
   // Pinned: a copy from the device to pageable memory can wait for the job's kernels to end.
   cuda::detail::DeviceState* state_copy_ = nullptr;
   mutable std::mutex state_copy_mu_;
@@ -94,11 +96,14 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   cuda::detail::DeviceState* state_ = nullptr;  // device memory
   unsigned char* mailbox_host_ = nullptr;       // pinned, mapped
   cuda::detail::Mailbox* mailbox_dev_ = nullptr;
-  std::uint32_t* control_staging_ = nullptr;  // pinned: target, suspend, abort values
-  CachedBuffer release_staging_buffer_;       // pinned: one word per release slot, then the mask
-  /// Stages and copies `slot` and the mask of armed slots (release_mu_ held).
-  int write_release_slot(std::uint32_t slot, std::uint64_t slot_value);  // a cudaError_t
-  std::mutex release_mu_;
+  // Scheduler decisions go to the device as writes on the control stream (stream memory
+  // operations), queued in pending_ and sent in order by flush_control (control_mu_ held).
+  void flush_control();
+  /// Queues `slot` and then the mask of armed slots (control_mu_ held).
+  void stage_release_slot(std::uint32_t slot, std::uint64_t slot_value);
+  std::mutex control_mu_;
+  std::vector<ValueWrite> pending_;
+  CachedBuffer control_mirror_;  // pinned, the state's layout: staging where copies stand in
   std::uint64_t release_armed_[cuda::detail::kReleaseSlots] = {};  // what each slot holds
   std::uint32_t release_next_ = 0;
   std::vector<CUstream_st*> streams_;
