@@ -438,17 +438,23 @@ class Protocol {
           }
         }
       }
-      if (!waiting) {
+      std::uint32_t batch = m - floor;
+      // Alone in the batch: nobody to wait for, so no announcement (five fewer round trips on
+      // the path of a one-workgroup task); the version bump still fails a commit that a
+      // workgroup below floor decided on an older state.
+      const bool alone = !waiting && batch == 1;
+      if (!waiting && !alone) {
         announced.fetch_or(bit);
         ready.fetch_add(1, order::relaxed);
         waiting = true;
       }
-      std::uint32_t batch = m - floor;
-      if (ready.load(order::relaxed) >= batch && all_announced(floor, m)) {
+      if (alone || (ready.load(order::relaxed) >= batch && all_announced(floor, m))) {
         // The other members of the batch are counted as leaving in the same CAS.
         if (word().cas(raw, bump_version(with_active(raw, floor) + (batch - 1) * kLeavingOne))) {
-          announced.fetch_and(~bit);
-          ready.fetch_sub(1, order::relaxed);
+          if (waiting) {
+            announced.fetch_and(~bit);
+            ready.fetch_sub(1, order::relaxed);
+          }
           atomic<std::uint32_t>(ch_.kills).fetch_add(batch, order::relaxed);
           env_.on_membership(m, floor);
           return true;
