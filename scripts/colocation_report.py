@@ -60,7 +60,9 @@ time, served first come first served; latency counts from the arrival, queueing 
 bound: 1.2 × the request's p99 alone + 60 µs. "Background kept": tiles per second over the
 arrival window against the plain kernel alone on the whole device. Both sides' results are
 checked after every run (exact: small-integer inputs). `coop-whole` asks for all but one of the
-job's workgroups, `coop-half` for half of them; `coop-whole-between-tiles` is `coop-whole` with
+job's workgroups, `coop-half` for half of them; `coop-whole-at-request` is `coop-whole` with the
+request's kernels enqueued at the request, behind the release the GEMM's leaving workgroups write
+(`TaskLaunch::at_request`), instead of after the host sees them leave; `coop-whole-between-tiles` is `coop-whole` with
 the GEMM offering only between tiles (`--offer-steps 0`); `interrupt-relaunch` stops the plain
 kernel for each request (tiles in progress parked at their next checkpoint), runs the request on
 the idle device and launches the kernel again; `requests-only` is the same arrivals with no
@@ -171,6 +173,7 @@ beside requests is checked against the CPU reference, and every request's produc
 | suspend | the cooperative job | a task for the whole device; the job is suspended at its next resizing barrier and restarted after |
 | coop-whole | the cooperative job | a task for the whole device; the job gives all but workgroup 0 at their next offer (the apps offer at their barriers) |
 | coop-whole-yield | the cooperative job, each phase a joinable `coop::for_each` loop (phased apps) | as coop-whole; workgroups leave between chunks inside a phase, and the job regrows there too |
+| coop-at-request | the cooperative job | as coop-whole, the request's kernels enqueued at the request behind the release the leaving workgroups write (`TaskLaunch::at_request`): no host hop after the gather |
 | coop-prestaged | the cooperative job | the request is enqueued on the high-priority stream at once while the task gathers: its blocks start as the job's leave, with no host hop after the gather |
 | green-16 / -32 / -64 | the app as a plain persistent kernel in a runtime on a green context of the SMs the requests leave (`RuntimeOptions::green_context`), sized to them | on a green context of 16, 32 or 64 SMs (a static split: each side keeps its SMs all the time) |
 """

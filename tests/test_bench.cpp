@@ -52,7 +52,8 @@ json colocate_config() {
         {"name": "suspend", "policy": "suspend"},
         {"name": "coop-whole", "policy": "shrink"},
         {"name": "coop-prestaged", "policy": "shrink", "prestage": true},
-        {"name": "coop-half-yield", "share": 0.5, "yield_in_phases": true}
+        {"name": "coop-half-yield", "share": 0.5, "yield_in_phases": true},
+        {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"}
       ]
     }
   })");
@@ -212,6 +213,15 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c = colocate_config();
   c["colocate"]["mechanisms"][1]["background"] = "mps";
   expect_error(c, "'background' must be none, standalone, cooperative or green");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][6]["task_launch"] = "early";
+  expect_error(c, "coop-at-request: unknown task launch 'early'");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][1]["task_launch"] = "at_request";
+  expect_error(c, "stream-priority: 'task_launch' applies to a cooperative background");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][4]["task_launch"] = "at_request";
+  expect_error(c, "coop-prestaged: 'prestage' enqueues the request itself: no 'task_launch'");
 }
 
 TEST(BenchPlan, TheColocateConfigurationsPlanEveryPairLoadAndMechanism) {
@@ -292,7 +302,7 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
   coop::Runtime rt(ro);
   const json config = colocate_config();
   const auto units = coop::bench::plan(config);
-  ASSERT_EQ(units.size(), 6u);
+  ASSERT_EQ(units.size(), 7u);
   coop::bench::Runner runner(rt, config);
   for (const Unit& u : units) {
     const json r = runner.run(u);  // throws on a wrong app result or request product
@@ -328,6 +338,7 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
     if (r["background"] == "cooperative") {
       EXPECT_EQ(r["samples"]["gather_ms"].size(), n) << mech;
       EXPECT_EQ(r["gather_ms"]["n"], n);
+      EXPECT_EQ(r["task_launch"], mech == "coop-at-request" ? "at_request" : "after_gather");
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";

@@ -731,13 +731,18 @@ int main(int argc, char** argv) {
       }
       // coop: the GEMM as a cooperative job, each request a task for half or nearly all of it;
       // the whole-device form also with offers only between tiles (what bounds the wait).
+      // coop-whole-at-request enqueues the request's kernels at once, behind the release the
+      // leaving workgroups write (TaskLaunch::at_request), not after the host sees them leave.
       struct CoopForm {
         const char* name;
         double share;
         std::uint32_t offer_steps;
+        TaskLaunch launch = TaskLaunch::after_gather;
       };
-      std::vector<CoopForm> forms = {{"coop-half", 0.5, o.offer_steps},
-                                     {"coop-whole", 1.0, o.offer_steps}};
+      std::vector<CoopForm> forms = {
+          {"coop-half", 0.5, o.offer_steps},
+          {"coop-whole", 1.0, o.offer_steps},
+          {"coop-whole-at-request", 1.0, o.offer_steps, TaskLaunch::at_request}};
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
       for (const CoopForm& f : forms) {
         g.offer_steps = f.offer_steps;
@@ -747,8 +752,10 @@ int main(int argc, char** argv) {
         std::vector<double> gathers, runs;
         const double rate = window_rate([&] {
           l = poisson(load, e_ms, o.seconds, load_seed, [&] {
-            const TaskRecord r = rt.run_fraction(
-                fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1);
+            const TaskRecord r =
+                rt.submit_fraction(
+                      fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1, f.launch)
+                    .record();
             gathers.push_back(r.gather_ms());
             runs.push_back(r.run_ms());  // the request beside what the job kept
           });
@@ -758,6 +765,7 @@ int main(int argc, char** argv) {
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
         record(f.name, load, l, rate,
                {{"fraction", fraction},
+                {"task_launch", task_launch_name(f.launch)},
                 {"groups", job.max_groups()},
                 {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},

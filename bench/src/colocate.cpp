@@ -4,8 +4,9 @@
 // fraction of the device's time, under one mechanism per unit: no background (the request
 // stream's own floor), stream priority only (the app as a plain persistent kernel), or the app
 // as a cooperative job with each request a task (shrink or suspend, a share of the device,
-// optionally prestaged on the high-priority stream). Arrivals run on the app's kernel clock
-// (kernel_clock.hpp), so back-to-back runs stand in for one long kernel.
+// enqueued after the gather or at the request, or prestaged on the high-priority stream). Arrivals
+// run on the app's kernel clock (kernel_clock.hpp), so back-to-back runs stand in for one long
+// kernel.
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -244,7 +245,9 @@ json Runner::State::colocate(const Unit& u) {
       work.start_direct();
       r = rt.run_fraction(mech.share, [&](Task&) { work.finish_direct(); });
     } else {
-      r = rt.run_fraction(mech.share, [&](Task& t) { work.run(t, t.groups()); });
+      TaskHandle h = rt.submit_fraction(
+          mech.share, [&](Task& t) { work.run(t, t.groups()); }, 0, mech.launch);
+      r = h.record();
     }
     s.gather.push_back(r.gather_ms());
     s.run.push_back(r.run_ms());
@@ -324,6 +327,7 @@ json Runner::State::colocate(const Unit& u) {
     out["policy"] = mech.policy.name();
     out["share"] = mech.share;
     out["prestage"] = mech.prestage;
+    out["task_launch"] = task_launch_name(mech.launch);
     out["yield_in_phases"] = mech.yield_in_phases;
     out["gather_ms"] = latency_json(s.gather);
     out["task_run_ms"] = latency_json(s.run);

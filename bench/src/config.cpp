@@ -103,7 +103,7 @@ const char* const kColocateConfig = R"({
       {"name": "suspend", "policy": "suspend"},
       {"name": "coop-whole", "policy": "shrink"},
       {"name": "coop-whole-yield", "policy": "shrink", "yield_in_phases": true},
-      {"name": "coop-prestaged", "policy": "shrink", "prestage": true},
+      {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"},
       {"name": "green-16", "background": "green", "sms": 16},
       {"name": "green-32", "background": "green", "sms": 32},
       {"name": "green-64", "background": "green", "sms": 64}
@@ -128,7 +128,7 @@ const char* const kColocateQuickConfig = R"({
       {"name": "stream-priority", "background": "standalone"},
       {"name": "suspend", "policy": "suspend"},
       {"name": "coop-whole", "policy": "shrink"},
-      {"name": "coop-prestaged", "policy": "shrink", "prestage": true}
+      {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"}
     ]
   }
 })";
@@ -233,12 +233,21 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
   else if (bg != "cooperative")
     throw std::invalid_argument(at +
                                 ": 'background' must be none, standalone, cooperative or green");
-  for (const char* field : {"policy", "share", "prestage", "yield_in_phases"})
+  for (const char* field : {"policy", "share", "prestage", "task_launch", "yield_in_phases"})
     if (m.contains(field) && out.background != Mechanism::Background::cooperative)
       throw std::invalid_argument(at + ": '" + field + "' applies to a cooperative background");
   if (m.contains("policy")) {
     if (!m["policy"].is_string()) throw std::invalid_argument(at + ": 'policy' must be a string");
     out.policy = PreemptionPolicy::parse(m["policy"].get<std::string>());
+  }
+  if (m.contains("task_launch")) {
+    if (!m["task_launch"].is_string())
+      throw std::invalid_argument(at + ": 'task_launch' must be after_gather or at_request");
+    try {
+      out.launch = parse_task_launch(m["task_launch"].get<std::string>());
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(at + ": " + e.what());
+    }
   }
   if (out.background == Mechanism::Background::green) {
     if (!m.contains("sms") || !m["sms"].is_number_integer() || m["sms"].get<std::int64_t>() < 1 ||
@@ -260,6 +269,8 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
         throw std::invalid_argument(at + ": '" + field + "' must be true or false");
       *flag = m[field];
     }
+  if (out.prestage && out.launch == TaskLaunch::at_request)
+    throw std::invalid_argument(at + ": 'prestage' enqueues the request itself: no 'task_launch'");
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include "coop/bench/harness.hpp"
 #include "coop/policy.hpp"
+#include "coop/runtime.hpp"
 
 namespace coop::bench {
 
@@ -35,11 +36,14 @@ struct Mechanism {
   bool prestage = false;  ///< cooperative: the request is enqueued on the high-priority stream
                           ///< at once, while the job gives way (no host hop after the gather)
   bool yield_in_phases = false;  ///< apps::RunConfig::yield_in_phases
-  std::uint32_t sms = 0;         ///< green: the requests' SMs (the driver rounds up)
+  /// cooperative: when the request's kernels are enqueued (TaskLaunch::at_request: at once,
+  /// behind the release the job's leaving workgroups write)
+  TaskLaunch launch = TaskLaunch::after_gather;
+  std::uint32_t sms = 0;  ///< green: the requests' SMs (the driver rounds up)
 };
 /// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative" | "green",
-/// "policy", "share", "prestage", "yield_in_phases", "sms"}); throws std::invalid_argument
-/// naming `where` and the field.
+/// "policy", "share", "prestage", "task_launch", "yield_in_phases", "sms"}); throws
+/// std::invalid_argument naming `where` and the field.
 Mechanism parse_mechanism(const json& m, const std::string& where);
 
 }  // namespace coop::bench
