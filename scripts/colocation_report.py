@@ -430,13 +430,20 @@ def main():
     out.append(f"""
 What bounds coop's latency here: a request waits for the job's workgroups to reach their next
 offer, which comes {interval_text}; then the host learns that they left and launches the
-request's kernels on the freed device; the job regrows between requests. `coop-whole-between-tiles`
+request's kernels on the freed device (`coop-whole-at-request`: the kernels, enqueued at the
+request, start as the leaving workgroups write the release, with no host step between); the
+job regrows between requests. `coop-whole-between-tiles`
 is the same job offering only between tiles: the difference between the two rows is what the
 offers inside tiles buy. The SLO bound is set from the request alone, run back to back; under
 Poisson arrivals requests queue behind each other even on an idle device (`requests-only`), so
 no mechanism's p99 can be below that row's. `coop-half` shows that a task of library kernels must ask for whole SMs:
 half of the job's workgroups is half of every SM, where cuBLAS's blocks do not fit beside a GEMM
 workgroup.
+
+Read the tails within one run. A p99 over a few hundred requests moves with the host: in eight
+runs at 30 % load on lent H100s on 2026-11-25 (`results/2026-11-25-h100-control-writes/`,
+visits A and E–G, four builds of that day) the requests-only floor's p99 ranged 1.2–2.9 ms and
+coop-whole's 1.7–11.3 ms, its median 0.54–0.89 ms.
 """)
     out.append("")
     if a.bench:
