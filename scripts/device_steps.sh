@@ -44,7 +44,9 @@ for s in "$@"; do
   case $s in
     tests)
       for t in ./test_*; do step "$(basename "$t")" 300 "$t"; done ;;
-    runtime) step runtime 120 ./test_cuda_runtime ;;
+    runtime)
+      step runtime 120 ./test_cuda_runtime
+      step runtime-control-copies 120 env COOP_CUDA_CONTROL_COPIES=1 ./test_cuda_runtime ;;
     shutdown) step shutdown 120 ./test_shutdown_gpu ;;
     probe) step probe 120 ./coop_probe_residency --json "$logs/probe.json" ;;
     consumer) step consumer 60 ./cuda_consumer ;;
