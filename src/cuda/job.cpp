@@ -130,10 +130,8 @@ void JobCore::stage_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
 
 void JobCore::set_target(std::uint32_t target) {
   target_.store(target);
-  // With the release slots armed for it just before (Scheduler::set_target), in one batch.
-  std::lock_guard lock(control_mu_);
-  pending_.push_back({&state_->channel.target, target, false});
-  flush_control();
+  // In one batch with the release slots armed for it just before (Scheduler::set_target).
+  write_control(&state_->channel.target, target);
 }
 
 coop::detail::Membership JobCore::membership() const {

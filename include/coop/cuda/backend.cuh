@@ -85,9 +85,9 @@ __device__ void post_event(const LaunchArgs<K>& a, EventKind kind, std::uint32_t
     volatile unsigned char* dst = slot + sizeof(EventHeader);
     for (std::uint32_t i = 0; i < sizeof(transmit_t<K>); ++i) dst[i] = src[i];
   }
-  // The fence also pushes the record out to host memory now. (The release store alone orders
-  // the record; without the fence an H100's co-location gather p99 read 0.5-2.3 ms in two runs
-  // against 0.2 with it, though later runs with it reached 1.2: not shown either way.)
+  // The release store alone orders the record before the number; the fence also pushes the
+  // record out to host memory. (Without it an H100's co-location gather p99 read 0.5-2.3 ms in
+  // two runs against 0.2 with it, though a later run with it read 1.2: not shown either way.)
   __threadfence_system();
   store_system(const_cast<std::uint32_t*>(&h->seq), idx + 1);
 }

@@ -77,6 +77,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   void fail(const std::string& what);
   std::string describe_error() const;
   void check_streams();
+  /// Sends `field` = `value` to the device with whatever was queued before it (release slots).
   void write_control(std::uint32_t* field, std::uint32_t value);
   /// A copy of the job's channel from the device (its counters: kills, forks, barriers ...).
   void read_channel(coop::detail::Channel& out) const;
