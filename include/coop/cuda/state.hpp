@@ -18,12 +18,12 @@ namespace coop::cuda::detail {
 
 /// Release slots: a task enqueued at its request (TaskLaunch::at_request) waits on a word of
 /// the device's release ring (pinned, mapped host memory) that its stream waits for. The host
-/// arms a slot of each job it shrinks for the task, by an 8-byte copy on the control stream
-/// before the target's (then the mask of armed slots): the value to write (bits 0-31, never 0),
-/// the word's index in the ring (32-47) and the M at or below which the job has given enough
-/// (48-63). The block that brings
-/// M there writes the word, so the task's blocks are placed as the job's leave, with no host
-/// step between; the host writes it too when it grants the task (the slow path never fails).
+/// arms a slot of each job it shrinks for the task, an 8-byte write on the control stream in
+/// the target's batch, before it (then the mask of armed slots): the value to write (bits 0-31,
+/// never 0), the word's index in the ring (32-47) and the M at or below which the job has given
+/// enough (48-63). The block that brings M there writes the word, so the task's blocks are placed
+/// as the job's leave, with no host step between; the host writes it too when it grants the task
+/// (the slow path never fails).
 inline constexpr std::uint32_t kReleaseSlots = 8;
 inline constexpr std::uint32_t kReleaseRingWords = 1u << 16;
 COOP_HD constexpr std::uint64_t release_slot(std::uint32_t value, std::uint32_t index,
