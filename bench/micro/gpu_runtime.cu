@@ -292,7 +292,9 @@ struct OfferLoop {
     // parts, on words of their own: 4: + thread 0 loading two words (relaxed atomics, as
     // offer_kill's poll), 5: + thread 0 taking a branch of its own without loads, 6: + thread
     // 0 loading two words through the L2 (ld.global.cg), 7: + warp 0 loading them (no
-    // divergence), 8: + every thread loading them (no branch)
+    // divergence), 8: + every thread loading them (no branch); the vote through shared memory
+    // (thread 0 sets a flag, a bare workgroup barrier, every thread reads it): 9: with thread 0's
+    // two loads, 10: without loads
     int mode;
     std::uint64_t* words;
   };
@@ -305,13 +307,29 @@ struct OfferLoop {
     std::uint32_t seen_target = 0;
     (void)seen_word;
     (void)seen_target;
+#if COOP_DEVICE_CODE
+    __shared__ int vote;  // modes 9 and 10
+    if (threadIdx.x == 0) vote = 0;
+    __syncthreads();
+#endif
     for (std::uint32_t i = 0; i < p.iterations; ++i) {
       x = work(x, p.work);
       if (p.mode == 1) COOP_OFFER_KILL(ctx);
       if (p.mode == 2) ctx.barrier();
 #if COOP_DEVICE_CODE
       if (p.mode == 3 && __syncthreads_or(x == 12345.f)) p.sink[0] = 1;  // offer_kill's vote alone
-      if (p.mode >= 4) {
+      if (p.mode == 9 || p.mode == 10) {
+        if (threadIdx.x == 0 && seen_target < (seen_word & 0x3fff)) vote = 1;
+        __syncthreads();
+        if (vote) p.sink[0] = 1;
+        if (p.mode == 9 && threadIdx.x == 0) {
+          seen_word = ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[0])
+                          .load(::cuda::memory_order_relaxed);
+          seen_target = std::uint32_t(
+              ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_device>(p.words[16])
+                  .load(::cuda::memory_order_relaxed));
+        }
+      } else if (p.mode >= 4) {
         // Every mode keeps `maybe` false (M 7 at the target 7): only the poll's cost shows.
         const bool maybe = threadIdx.x == 0 && seen_target < (seen_word & 0x3fff);
         if (__syncthreads_or(maybe)) p.sink[0] = 1;
@@ -354,20 +372,23 @@ json bench_offer(Runtime& rt, int reps) {
     double it_us = double(ns[1] - ns[0]) / 200 / 1e3;
     w = std::uint32_t(double(w) * 10.0 / it_us);
   }
-  std::vector<double> us[9];
+  std::vector<double> us[11];
   for (int rep = 0; rep < reps; ++rep)
-    for (int mode : {0, 1, 2, 3, 4, 5, 6, 7, 8}) {
+    for (int mode : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
       auto job = rt.launch<OfferLoop>({.threads = 256},
                                       {iterations, w, ns.data(), sink.data(), mode, words.data()});
       job.wait();
       us[mode].push_back(double(ns[1] - ns[0]) / iterations / 1e3);
     }
   Stat b = stat(us[0]), o = stat(us[1]), bar = stat(us[2]), red = stat(us[3]);
-  // offer_kill's parts (modes 4-6): the vote with thread 0's loads, its branch alone, L2 loads.
+  // offer_kill's parts (modes 4-10): the vote with thread 0's loads, its branch alone, L2 loads,
+  // warp 0's or every thread's loads, and the vote through shared memory with and without loads.
   json parts;
-  for (auto [mode, name] : {std::pair{4, "vote_and_relaxed_loads"}, std::pair{5, "vote_and_branch"},
-                            std::pair{6, "vote_and_cg_loads"}, std::pair{7, "vote_and_warp0_loads"},
-                            std::pair{8, "vote_and_all_threads_loads"}}) {
+  for (auto [mode, name] :
+       {std::pair{4, "vote_and_relaxed_loads"}, std::pair{5, "vote_and_branch"},
+        std::pair{6, "vote_and_cg_loads"}, std::pair{7, "vote_and_warp0_loads"},
+        std::pair{8, "vote_and_all_threads_loads"}, std::pair{9, "shared_flag_vote_and_loads"},
+        std::pair{10, "shared_flag_vote"}}) {
     const Stat s = stat(us[mode]);
     const double pct = (s.median - b.median) / b.median * 100;
     std::printf("  offer_kill's parts: %-24s +%.2f%%\n", name, pct);
@@ -550,6 +571,14 @@ json bench_task_latency(Runtime& rt, int reps) {
 // The job of the stage breakdown: an elastic loop of short iterations that stamps (device
 // clock) the first time any workgroup sees a request and the last time a killed one leaves.
 struct StageJob {
+  // Shared memory that lets 6 blocks fit on an SM of an H100 or H200 (228 KB) and not 7: N is
+  // 6 per SM whatever the kernel's register count allows (4 registers fewer once made it 8 per
+  // SM, filling the SMs' threads, and the clock probe found no place beside the job). Not for
+  // the gather benchmark's kernel: forked blocks with 40 KB of static shared memory started
+  // 100-170 us after the fork on an H100 instead of 20-40.
+  struct Shared {
+    unsigned char occupancy_pad[34 * 1024];
+  };
   struct Params {
     std::uint32_t* stop;
     std::uint32_t work;
