@@ -192,16 +192,25 @@ const EventHeader* JobCore::event(std::uint32_t index) const {
 bool JobCore::service() {
   for (;;) {
     const EventHeader* e = event(consumed_);
-    if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != consumed_ + 1) break;
-    EventHeader h = *e;
-    std::vector<unsigned char> payload(transmit_bytes_);
-    if (transmit_bytes_)
-      std::memcpy(payload.data(), reinterpret_cast<const unsigned char*>(e) + sizeof(EventHeader),
-                  transmit_bytes_);
+    const std::uint64_t word =
+        __atomic_load_n(reinterpret_cast<const std::uint64_t*>(e), __ATOMIC_ACQUIRE);
+    if (std::uint32_t(word) != consumed_ + 1) break;
+    const std::uint32_t tag = std::uint32_t(word >> 32);
+    const EventKind kind = cuda::detail::tag_kind(tag);
+    // Ordered after the word by the acquire load: written before it (events with fields).
+    const EventHeader h = *e;
+    std::vector<unsigned char> payload;
+    if (kind == EventKind::spawn || kind == EventKind::suspended) {
+      payload.resize(transmit_bytes_);
+      if (transmit_bytes_)
+        std::memcpy(payload.data(), reinterpret_cast<const unsigned char*>(e) + sizeof(EventHeader),
+                    transmit_bytes_);
+    }
     ++consumed_;
     __atomic_store_n(&reinterpret_cast<Mailbox*>(mailbox_host_)->consumed, consumed_,
                      __ATOMIC_RELEASE);
-    if (h.kind == EventKind::spawn) {
+    std::int64_t delta = 0;
+    if (kind == EventKind::spawn) {
       int rc = launch_grid(h.first, h.count, h.site, payload.data(), idle_stream(), false);
       if (rc != cudaSuccess) {
         fail(std::string("launching ") + std::to_string(h.count) +
@@ -210,15 +219,18 @@ bool JobCore::service() {
         finish(false);
         return false;
       }
-    } else if (h.kind == EventKind::suspended) {
+      delta = h.count;
+    } else if (kind == EventKind::membership) {
+      delta = -std::int64_t(cuda::detail::tag_value(tag));
+    } else if (kind == EventKind::suspended) {
       resume_site_ = h.site;
-      resume_transmit_ = payload;
-    } else if (h.kind == EventKind::done) {
-      finish(h.first != 0);
+      resume_transmit_ = std::move(payload);
+    } else if (kind == EventKind::done) {
+      finish(cuda::detail::tag_value(tag) != 0);
       return false;
     }
-    if (h.delta != 0) {
-      std::uint32_t m = std::uint32_t(std::int64_t(reported_.load()) + h.delta);
+    if (delta != 0) {
+      std::uint32_t m = std::uint32_t(std::int64_t(reported_.load()) + delta);
       reported_.store(m);
       record_membership(m);
     }

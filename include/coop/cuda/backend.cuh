@@ -60,36 +60,54 @@ __device__ inline void store_system(std::uint32_t* p, std::uint32_t v) {
       v, ::cuda::std::memory_order_release);
 }
 
-/// Sends one event to the host: the record first, its sequence number last.
+/// Claims the next record of the event ring (waiting for space only after a wrap).
 template <class K>
-__device__ void post_event(const LaunchArgs<K>& a, EventKind kind, std::uint32_t first,
-                           std::uint32_t count, std::int32_t site, std::int32_t delta,
-                           const transmit_t<K>* payload) {
-  std::uint32_t idx = atomicAdd(&a.state->next_event, 1u);
+__device__ unsigned char* claim_event(const LaunchArgs<K>& a, std::uint32_t& idx) {
+  idx = atomicAdd(&a.state->next_event, 1u);
   if (idx >= a.ring_slots) {
     // After a wrap: wait until the host has consumed the record this one replaces (rare; the
     // only read of host memory a block ever makes).
     volatile std::uint32_t* consumed = &a.mailbox->consumed;
     while (idx - *consumed >= a.ring_slots) __nanosleep(1000);
   }
-  unsigned char* slot = reinterpret_cast<unsigned char*>(a.mailbox) + ring_offset() +
-                        std::uint64_t(idx % a.ring_slots) * a.stride;
+  return reinterpret_cast<unsigned char*>(a.mailbox) + ring_offset() +
+         std::uint64_t(idx % a.ring_slots) * a.stride;
+}
+
+/// Sends an event that is its tag alone (a membership change, the end of the job): one 8-byte
+/// store, no fence (see EventHeader).
+template <class K>
+__device__ void post_word(const LaunchArgs<K>& a, std::uint32_t tag) {
+  std::uint32_t idx = 0;
+  unsigned char* slot = claim_event(a, idx);
+  ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system>(
+      *reinterpret_cast<std::uint64_t*>(slot))
+      .store(event_word(idx + 1, tag), ::cuda::std::memory_order_relaxed);
+}
+
+/// Sends one event with its fields (and `payload`) to the host: the record first, the word with
+/// its sequence number last.
+template <class K>
+__device__ void post_event(const LaunchArgs<K>& a, EventKind kind, std::uint32_t first,
+                           std::uint32_t count, std::int32_t site, const transmit_t<K>* payload) {
+  std::uint32_t idx = 0;
+  unsigned char* slot = claim_event(a, idx);
   auto* h = reinterpret_cast<volatile EventHeader*>(slot);
-  h->kind = kind;
   h->first = first;
   h->count = count;
   h->site = site;
-  h->delta = delta;
   if (payload && sizeof(transmit_t<K>) > 0 && !std::is_empty_v<transmit_t<K>>) {
     const unsigned char* src = reinterpret_cast<const unsigned char*>(payload);
     volatile unsigned char* dst = slot + sizeof(EventHeader);
     for (std::uint32_t i = 0; i < sizeof(transmit_t<K>); ++i) dst[i] = src[i];
   }
-  // The release store alone orders the record before the number; the fence also pushes the
-  // record out to host memory. (Without it an H100's co-location gather p99 read 0.5-2.3 ms in
-  // two runs against 0.2 with it, though a later run with it read 1.2: not shown either way.)
+  // The release store alone orders the record before the word; the fence also pushes the
+  // record out to host memory. These events start workgroups (spawn) or end a run (suspended),
+  // not on the way of a leaving block.
   __threadfence_system();
-  store_system(const_cast<std::uint32_t*>(&h->seq), idx + 1);
+  ::cuda::atomic_ref<std::uint64_t, ::cuda::thread_scope_system>(
+      *reinterpret_cast<std::uint64_t*>(slot))
+      .store(event_word(idx + 1, event_tag(kind)), ::cuda::std::memory_order_release);
 }
 
 /// Records the job's first error for the host and asks every block to stop.
@@ -116,7 +134,7 @@ __device__ void block_exit(const LaunchArgs<K>& a, bool finished_normally) {
   if (dev_atomic<std::uint32_t>(a.state->outstanding).fetch_sub(1) == 1) {
     // The last workgroup of the job: nothing can spawn any more.
     std::uint32_t suspended = dev_atomic<std::uint32_t>(a.state->channel.suspended).load();
-    post_event<K>(a, EventKind::done, suspended, 0, 0, 0, nullptr);
+    post_word(a, event_tag(EventKind::done, suspended != 0 ? 1u : 0u));
   }
 }
 
@@ -153,9 +171,9 @@ class Env {
   __device__ void spawn(std::uint32_t first, std::uint32_t count, int site) {
     // Counted before the grid exists, so the job cannot look finished in between.
     dev_atomic<std::uint32_t>(a_.state->outstanding).fetch_add(count);
-    post_event<K>(a_, EventKind::spawn, first, count, site, std::int32_t(count), t0_);
+    post_event<K>(a_, EventKind::spawn, first, count, site, t0_);
   }
-  __device__ void suspend(int site) { post_event<K>(a_, EventKind::suspended, 0, 0, site, 0, t0_); }
+  __device__ void suspend(int site) { post_event<K>(a_, EventKind::suspended, 0, 0, site, t0_); }
   __device__ std::uint64_t random() {
     if (!seeded_) {
       std::uint32_t inc = atomicAdd(&a_.incarnation[id_], 1u);
@@ -169,7 +187,7 @@ class Env {
     // Growth is reported by the spawn events; shrinking here.
     if (after >= before) return;
     release_tasks(after);
-    post_event<K>(a_, EventKind::membership, 0, 0, 0, -std::int32_t(before - after), nullptr);
+    post_word(a_, event_tag(EventKind::membership, before - after));
   }
   // Tasks enqueued at their request that M <= `m` gives enough: their stream goes on now.
   // Not inlined, one slot at a time: the kill path it sits on must not raise the register

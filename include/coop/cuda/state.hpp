@@ -52,21 +52,33 @@ struct DeviceState {
 
 enum class EventKind : std::uint32_t {
   spawn = 1,       ///< start `count` workgroups at ids [first, first+count) at `site`
-  membership = 2,  ///< M changed by `delta` (kills, shrinking barriers)
+  membership = 2,  ///< M went down by the tag's value (kills, shrinking barriers)
   suspended = 3,   ///< the job suspended at `site`; payload: workgroup 0's transmit
-  done = 4,        ///< the last workgroup returned (`first` = 1 if the job is suspended)
+  done = 4,        ///< the last workgroup returned (the tag's value: 1 if the job is suspended)
 };
 
-/// One ring record: this header, then the transmitted state (spawn, suspended).
+/// One ring record: this header, then the transmitted state (spawn, suspended). The first 8
+/// bytes are one word, written last: the ring index + 1 (`seq`) and the tag (the kind, bits
+/// 0-7, and for an event that needs nothing more its value, bits 8-31). A membership change
+/// (the value: workgroups gone) and the end of the job (the value: 1 if suspended) are that word
+/// alone, one 8-byte store with no fence, so a leaving block does not wait for a round trip to
+/// host memory; the others write the fields and the transmit first, then the word with release.
 struct alignas(16) EventHeader {
-  std::uint32_t seq;  ///< ring index + 1, written last (the record is complete)
-  EventKind kind;
+  std::uint32_t seq;
+  std::uint32_t tag;
   std::uint32_t first;
   std::uint32_t count;
   std::int32_t site;
-  std::int32_t delta;
-  std::uint32_t pad[2];
+  std::uint32_t pad[3];
 };
+COOP_HD constexpr std::uint32_t event_tag(EventKind kind, std::uint32_t value = 0) {
+  return std::uint32_t(kind) | value << 8;
+}
+COOP_HD constexpr EventKind tag_kind(std::uint32_t tag) { return EventKind(tag & 0xffu); }
+COOP_HD constexpr std::uint32_t tag_value(std::uint32_t tag) { return tag >> 8; }
+COOP_HD constexpr std::uint64_t event_word(std::uint32_t seq, std::uint32_t tag) {
+  return std::uint64_t(seq) | std::uint64_t(tag) << 32;
+}
 
 enum class ErrorCode : std::uint32_t {
   none = 0,
