@@ -51,9 +51,10 @@ struct DemoOptions {
   std::uint32_t slots = 8;        ///< CPU backend capacity
   std::uint32_t size = 0;         ///< vertices (bfs) or elements (queue); 0 = default
   std::uint64_t seed = 1;
-  double period_ms = 5;           ///< high-priority task period
-  std::uint32_t task_groups = 0;  ///< workgroups per task (0 = N/2)
-  std::uint32_t task_size = 0;    ///< task matmul size (0 = 96 on the CPU, 2048 on a GPU)
+  double period_ms = 5;                    ///< high-priority task period
+  std::uint32_t task_groups = 0;           ///< workgroups per task (0 = N/2)
+  std::uint32_t task_size = 0;             ///< task matmul size (0 = 96 on the CPU, 2048 on a GPU)
+  std::string task_launch = "at_request";  ///< at_request | after_gather (GPU)
   bool json = false;
 };
 
@@ -223,6 +224,7 @@ void print_json(const Runtime& rt, const DemoOptions& o, const LaunchConfig& cfg
   nlohmann::json j;
   j["device"] = rt.device_name();
   j["backend"] = backend_name(rt.backend());
+  j["task_launch"] = task_launch_name(rt.task_launch());
   j["kernel"] = o.kernel;
   j["policy"] = cfg.policy.name();
   j["max_groups"] = s.max_groups;
@@ -483,6 +485,7 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
     j["request"] = request_desc;
     j["request_alone_ms"] = alone_ms;
     j["load"] = o.load;
+    j["task_launch"] = task_launch_name(rt.task_launch());
     for (auto& h : halves)
       j["halves"].push_back(
           {{"name", h.name},
@@ -542,6 +545,12 @@ void add_demo_options(CLI::App& app, DemoOptions& d) {
   app.add_option("--load", d.load, "co-location: the requests' share of the device's time")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 0.95));
+  app.add_option("--task-launch", d.task_launch,
+                 "GPU: when a task's kernels are enqueued: at_request (behind a release the job "
+                 "writes from the device as its workgroups leave) or after_gather (once the host "
+                 "has seen them leave)")
+      ->capture_default_str()
+      ->check(parses_with([](const std::string& s) { (void)parse_task_launch(s); }));
   add_json_flag(app, d.json);
 }
 
@@ -564,6 +573,7 @@ int Demo::run() {
   RuntimeOptions ro;
   ro.cpu_slots = o.slots;
   ro.backend = parse_backend(o.backend);
+  ro.task_launch = parse_task_launch(o.task_launch);
 #if !COOP_DEMO_GPU
   // This build's demo kernels were compiled for the CPU only.
   if (ro.backend == RuntimeOptions::Select::automatic) ro.backend = RuntimeOptions::Select::cpu;
