@@ -8,6 +8,7 @@
 #include "coop/cuda/green.hpp"
 #include "coop/cuda/job.hpp"
 #include "coop/cuda/streams.hpp"
+#include "coop/detail/spin.hpp"
 
 namespace coop::cuda {
 
@@ -94,9 +95,7 @@ void DeviceService::loop() {
       cv_.notify_all();
     }
     jobs.clear();
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
+    coop::detail::cpu_relax();
   }
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "coop/detail/spin.hpp"
+
 namespace coop::detail {
 
 Scheduler::Scheduler(std::uint32_t capacity_units)
@@ -158,12 +160,23 @@ std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock,
     }
   }
   // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
-  // sleeping thread costs.
+  // sleeping thread costs. Without the lock, which the thread reporting the jobs' membership
+  // (the GPU's service thread) needs to hand the capacity over: only dispatch() changes what a
+  // waiter got, and it counts its calls.
   const auto spin_until = clock::now() + std::chrono::milliseconds(2);
-  while (it->got < it->need && clock::now() < spin_until) {
+  while (it->got < it->need && !closed_) {
+    const std::uint64_t seen = dispatches_.load(std::memory_order_acquire);
     lock.unlock();
-    std::this_thread::yield();
+    bool late = false;
+    for (unsigned spins = 1; dispatches_.load(std::memory_order_acquire) == seen; ++spins) {
+      if (spins % 64 == 0) {
+        if ((late = clock::now() >= spin_until)) break;
+        std::this_thread::yield();  // a machine with few cores runs the reporting thread too
+      }
+      cpu_relax();
+    }
     lock.lock();
+    if (late) break;
   }
   auto ready = [&] {
     if (closed_) return true;
@@ -356,6 +369,7 @@ void Scheduler::dispatch() {
     best->got += give;
     free -= give;
   }
+  dispatches_.fetch_add(1, std::memory_order_release);
   cv_.notify_all();
   if (!waiters_.empty()) return;
   // No task waits: preemptions not acted on yet are withdrawn (a job without resizing barriers

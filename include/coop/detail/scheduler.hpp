@@ -9,6 +9,7 @@
 // capacity that was free when the target was raised.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -216,6 +217,8 @@ class Scheduler {
   const clock::time_point epoch_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  /// dispatch() calls so far: a waiter spins on this, not on mu_.
+  std::atomic<std::uint64_t> dispatches_{0};
   std::uint32_t tasks_held_ = 0;  ///< units held by running tasks
   std::list<JobEntry> jobs_;
   std::list<Waiter> waiters_;
