@@ -199,8 +199,12 @@ class Env {
          armed != 0; armed &= armed - 1) {
       const std::uint32_t i = std::uint32_t(__ffs(int(armed)) - 1);
       const std::uint64_t s = dev_atomic<std::uint64_t>(st->release[i]).load(order::relaxed);
+      // Relaxed: the task's stream orders nothing of the job's after this word, and a release
+      // at system scope would hold the leaving block for a round trip to host memory.
       if (s != 0 && m <= std::uint32_t(s >> 48))
-        store_system(&st->release_ring[(s >> 32) & 0xffffu], std::uint32_t(s));
+        ::cuda::atomic_ref<std::uint32_t, ::cuda::thread_scope_system>(
+            st->release_ring[(s >> 32) & 0xffffu])
+            .store(std::uint32_t(s), ::cuda::std::memory_order_relaxed);
     }
   }
   __device__ void barrier_unreachable(int site, std::uint32_t arrived, std::uint32_t active,
