@@ -1,4 +1,5 @@
-// GPU micro-benchmarks of the CUDA runtime (issue 3): gather time vs k, regrow latency,
+// GPU micro-benchmarks of the CUDA runtime (issue 3): gather time vs k and the offer interval,
+// a task's life stage by stage, how fast blocks run beside a compute-bound kernel, regrow latency,
 // resizing barrier vs grid.sync, idle offer_kill cost, and high-priority task latency with
 // cooperation vs stream priority alone. Prints a table and writes JSON (--json FILE).
 // Every figure is a median over repetitions with its spread; ratios are against the baseline
@@ -421,6 +422,7 @@ struct Elastic {
     std::uint32_t* stop;
     std::uint32_t work;
     std::uint64_t* join_latency_ns;  // per id: last (start - fork request) of a joiner
+    unsigned long long* iterations;  // workgroup 0's: the offer interval
   };
   struct Transmit {
     std::uint64_t requested_ns = 0;
@@ -432,6 +434,8 @@ struct Elastic {
     COOP_BEGIN(ctx);
     while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed)) == 0) {
       x = work(x, p.work);
+      if (ctx.group_id() == 0 && ctx.local_id() == 0)
+        atomic_ref<unsigned long long>(*p.iterations).fetch_add(1, memory_order::relaxed);
       COOP_OFFER_KILL(ctx);
       t.requested_ns = now_ns();
       t.origin = ctx.group_id();
@@ -446,50 +450,66 @@ struct Elastic {
   }
 };
 
+// The offer interval matters twice: a wanted workgroup sees the request at an offer and acts on
+// it at its next one (the poll's loads are issued at one offer and used at the next), so the
+// gather is measured at two intervals.
 json bench_gather(Runtime& rt, int reps) {
   ManagedArray<std::uint32_t> stop(1);
-  int dev = 0;
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, dev));
-  // One iteration of about 5 us: the offer/fork interval.
-  const std::uint32_t work_per_iteration = 1000;
   std::uint64_t* lat = nullptr;
   CK(cudaMalloc(&lat, sizeof(std::uint64_t) * 65536));
-  auto job = rt.launch<Elastic>({.threads = 256}, {stop.data(), work_per_iteration, lat});
-  const std::uint32_t n = job.max_groups();
+  ManagedArray<unsigned long long> iterations(1);
   json out = json::array();
-  for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
-    std::vector<double> gather_us, regrow_us, join_us;
-    for (int rep = 0; rep < reps; ++rep) {
-      CK(cudaMemset(lat, 0, sizeof(std::uint64_t) * n));
-      TaskRecord r = rt.run(k, [](Task&) {});
-      auto t_end = clk::now();
-      while (job.active_groups() < n) {
-        if (clk::now() - t_end > std::chrono::seconds(5)) break;
+  // The offer/fork interval: the work of one iteration.
+  for (const std::uint32_t work_per_iteration : {100u, 300u, 1000u}) {
+    stop[0] = 0;
+    iterations[0] = 0;
+    auto job = rt.launch<Elastic>({.threads = 256},
+                                  {stop.data(), work_per_iteration, lat, iterations.data()});
+    const auto started = clk::now();
+    const std::uint32_t n = job.max_groups();
+    for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
+      std::vector<double> gather_us, regrow_us, join_us;
+      for (int rep = 0; rep < reps; ++rep) {
+        CK(cudaMemset(lat, 0, sizeof(std::uint64_t) * n));
+        TaskRecord r = rt.run(k, [](Task&) {});
+        auto t_end = clk::now();
+        while (job.active_groups() < n) {
+          if (clk::now() - t_end > std::chrono::seconds(5)) break;
+        }
+        regrow_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
+        gather_us.push_back(r.gather_ms() * 1e3);
+        // Joined blocks report fork->running; wait briefly for the last ones.
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        std::vector<std::uint64_t> h(n);
+        CK(cudaMemcpy(h.data(), lat, sizeof(std::uint64_t) * n, cudaMemcpyDeviceToHost));
+        std::uint64_t worst = 0;
+        for (auto v : h) worst = std::max(worst, v);
+        join_us.push_back(double(worst) / 1e3);
       }
-      regrow_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
-      gather_us.push_back(r.gather_ms() * 1e3);
-      // Joined blocks report fork->running; wait briefly for the last ones.
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      std::vector<std::uint64_t> h(n);
-      CK(cudaMemcpy(h.data(), lat, sizeof(std::uint64_t) * n, cudaMemcpyDeviceToHost));
-      std::uint64_t worst = 0;
-      for (auto v : h) worst = std::max(worst, v);
-      join_us.push_back(double(worst) / 1e3);
+      Stat g = stat(gather_us), rg = stat(regrow_us), j = stat(join_us);
+      std::printf(
+          "task k=%4u of N=%u, offer work %4u: gather median %.1f us p99 %.1f | regrow (host "
+          "sees M=N) %.1f us | fork->all joiners running %.1f us\n",
+          k, n, work_per_iteration, g.median, g.p99, rg.median, j.median);
+      out.push_back({{"k", k},
+                     {"N", n},
+                     {"work_per_iteration", work_per_iteration},
+                     {"gather_us", to_json(g)},
+                     {"regrow_host_us", to_json(rg)},
+                     {"fork_to_all_running_us", to_json(j)}});
     }
-    Stat g = stat(gather_us), rg = stat(regrow_us), j = stat(join_us);
+    stop[0] = 1;
+    job.wait();
+    const double interval =
+        std::chrono::duration<double, std::micro>(clk::now() - started).count() /
+        double(std::max(iterations[0], 1ull));
     std::printf(
-        "task k=%4u of N=%u: gather median %.1f us p99 %.1f | regrow (host sees M=N) "
-        "%.1f us | fork->all joiners running %.1f us\n",
-        k, n, g.median, g.p99, rg.median, j.median);
-    out.push_back({{"k", k},
-                   {"N", n},
-                   {"gather_us", to_json(g)},
-                   {"regrow_host_us", to_json(rg)},
-                   {"fork_to_all_running_us", to_json(j)}});
+        "gather: offer work %u: workgroup 0's iterations took %.2f us each (tasks included)\n",
+        work_per_iteration, interval);
+    for (auto& row : out)
+      if (row["work_per_iteration"] == work_per_iteration)
+        row["workgroup0_iteration_us"] = interval;
   }
-  stop[0] = 1;
-  job.wait();
   CK(cudaFree(lat));
   return out;
 }
@@ -510,13 +530,14 @@ json bench_task_latency(Runtime& rt, int reps) {
   ManagedArray<std::uint32_t> stop(1);
   std::uint64_t* lat = nullptr;
   CK(cudaMalloc(&lat, sizeof(std::uint64_t) * 65536));
+  ManagedArray<unsigned long long> iterations(1);
   const std::uint32_t k = 16;  // blocks of 1024 threads
   // With cooperation: the scheduler gathers the device (all but workgroup 0: a 1024-thread
   // block needs SMs emptied of the job's blocks), the task runs, the job regrows.
   std::vector<double> coop_us;
   {
     stop[0] = 0;
-    auto job = rt.launch<Elastic>({.threads = 256}, {stop.data(), 1000, lat});
+    auto job = rt.launch<Elastic>({.threads = 256}, {stop.data(), 1000, lat, iterations.data()});
     for (int rep = 0; rep < reps; ++rep) {
       auto t0 = clk::now();
       rt.run_fraction(
@@ -537,8 +558,8 @@ json bench_task_latency(Runtime& rt, int reps) {
   CK(cudaStreamCreateWithPriority(&hi, cudaStreamNonBlocking, greatest));
   for (int rep = 0; rep < std::min(reps, 5); ++rep) {
     stop[0] = 0;
-    auto job =
-        rt.launch<Elastic>({.threads = 256, .mode = Mode::persistent}, {stop.data(), 1000, lat});
+    auto job = rt.launch<Elastic>({.threads = 256, .mode = Mode::persistent},
+                                  {stop.data(), 1000, lat, iterations.data()});
     std::jthread stopper([&] {  // joined on every way out (a failed CUDA call throws)
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(hold_ms));
       atomic_ref<std::uint32_t>(stop[0]).store(1);
@@ -711,102 +732,227 @@ json bench_stages(Runtime& rt, int reps) {
   unsigned long long* stamps =
       nullptr;  // seen, out, first, last, wanted seen, first out, iterations
   CK(cudaMalloc(&stamps, 7 * sizeof(unsigned long long)));
-  CK(cudaMemset(stamps, 0, 7 * sizeof(unsigned long long)));
   float* sink = nullptr;
   CK(cudaMalloc(&sink, sizeof(float)));
   int least = 0, greatest = 0;
   CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t pre;
   CK(cudaStreamCreateWithPriority(&pre, cudaStreamNonBlocking, greatest));
-  const std::uint32_t job_work = 300;    // about 1.5 us per iteration: the offer interval
   const std::uint32_t task_work = 2000;  // about 10 us per task block
-  auto job = rt.launch<StageJob>({.threads = 256},
-                                 {stop.data(), job_work, stamps, stamps + 1, stamps + 4});
-  const auto job_started = clk::now();
-  const std::uint32_t n = job.max_groups();
-  json out = json::array();
-  // 0: launch when gathered (TaskLaunch::after_gather), 1: enqueued at the request with no gate
-  // (the hardware places the blocks as the job's leave), 2: enqueued at the request behind the
-  // release the leaving blocks write (TaskLaunch::at_request).
-  for (int mechanism : {0, 1, 2}) {
-    rt.set_task_launch(mechanism == 2 ? TaskLaunch::at_request : TaskLaunch::after_gather);
-    for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
-      const std::int64_t offset = probe.offset();
-      std::vector<double> seen_us, out_us, host_us, first_us, done_us, regrow_us, wanted_us,
-          first_out_us;
-      for (int rep = 0; rep < reps; ++rep) {
-        const unsigned long long init[6] = {~0ull, 0, ~0ull, 0, ~0ull, ~0ull};
-        CK(cudaMemcpy(stamps, init, sizeof init, cudaMemcpyHostToDevice));
-        auto launch = [&](cudaStream_t s) {
-          stage_task<<<k, 256, 0, s>>>(task_work, stamps + 2, stamps + 3, sink);
-        };
-        const auto t0 = clk::now();
-        const std::int64_t t0_dev = std::int64_t(t0.time_since_epoch().count()) + offset;
-        if (mechanism == 1) launch(pre);
-        auto body = [&](Task& t) {
-          if (mechanism == 1)
-            CK(cudaStreamSynchronize(pre));
-          else
-            launch(t.stream());
-        };
-        TaskHandle h = rt.submit(k, body, 1);
-        const TaskRecord r = h.record();
-        const auto t_end = clk::now();
-        while (job.active_groups() < n && clk::now() - t_end < std::chrono::seconds(5)) {
+  json runs = json::array();
+  // The offer interval: about 2.4 us per iteration at 300 (all three ways of starting the
+  // task), longer at 1000 (coop's default way only: what a longer interval costs, stage by stage).
+  for (const std::uint32_t job_work : {300u, 1000u}) {
+    CK(cudaMemset(stamps, 0, 7 * sizeof(unsigned long long)));
+    stop[0] = 0;
+    auto job = rt.launch<StageJob>({.threads = 256},
+                                   {stop.data(), job_work, stamps, stamps + 1, stamps + 4});
+    const auto job_started = clk::now();
+    const std::uint32_t n = job.max_groups();
+    json out = json::array();
+    // 0: launch when gathered (TaskLaunch::after_gather), 1: enqueued at the request with no gate
+    // (the hardware places the blocks as the job's leave), 2: enqueued at the request behind the
+    // release the leaving blocks write (TaskLaunch::at_request).
+    const std::vector<int> mechanisms =
+        job_work == 300 ? std::vector<int>{0, 1, 2} : std::vector<int>{0};
+    for (int mechanism : mechanisms) {
+      rt.set_task_launch(mechanism == 2 ? TaskLaunch::at_request : TaskLaunch::after_gather);
+      for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
+        const std::int64_t offset = probe.offset();
+        std::vector<double> seen_us, out_us, record_us, host_us, first_us, done_us, regrow_us,
+            wanted_us, first_out_us;
+        for (int rep = 0; rep < reps; ++rep) {
+          const unsigned long long init[6] = {~0ull, 0, ~0ull, 0, ~0ull, ~0ull};
+          CK(cudaMemcpy(stamps, init, sizeof init, cudaMemcpyHostToDevice));
+          auto launch = [&](cudaStream_t s) {
+            stage_task<<<k, 256, 0, s>>>(task_work, stamps + 2, stamps + 3, sink);
+          };
+          const auto t0 = clk::now();
+          const std::int64_t t0_dev = std::int64_t(t0.time_since_epoch().count()) + offset;
+          if (mechanism == 1) launch(pre);
+          auto body = [&](Task& t) {
+            if (mechanism == 1)
+              CK(cudaStreamSynchronize(pre));
+            else
+              launch(t.stream());
+          };
+          TaskHandle h = rt.submit(k, body, 1);
+          const TaskRecord r = h.record();
+          const auto t_end = clk::now();
+          while (job.active_groups() < n && clk::now() - t_end < std::chrono::seconds(5)) {
+          }
+          regrow_us.push_back(
+              std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
+          unsigned long long st[6];
+          CK(cudaMemcpy(st, stamps, sizeof st, cudaMemcpyDeviceToHost));
+          auto since = [&](unsigned long long dev) {
+            return double(std::int64_t(dev) - t0_dev) / 1e3;
+          };
+          if (st[0] != ~0ull) seen_us.push_back(since(st[0]));
+          if (st[1] != 0) out_us.push_back(since(st[1]));
+          if (st[4] != ~0ull) wanted_us.push_back(since(st[4]));
+          if (st[5] != ~0ull) first_out_us.push_back(since(st[5]));
+          // When the service thread read the record that brought M to N - k (the job's
+          // timeline, on the scheduler's clock like the task's record).
+          const JobStats js = job.stats();
+          for (const TimelinePoint& pt : js.timeline)
+            if (pt.t_ms >= r.request_ms && pt.active <= n - k) {
+              record_us.push_back((pt.t_ms - r.request_ms) * 1e3);
+              break;
+            }
+          host_us.push_back(r.gather_ms() * 1e3);
+          first_us.push_back(since(st[2]));
+          done_us.push_back(since(st[3]));
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        regrow_us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
-        unsigned long long st[6];
-        CK(cudaMemcpy(st, stamps, sizeof st, cudaMemcpyDeviceToHost));
-        auto since = [&](unsigned long long dev) {
-          return double(std::int64_t(dev) - t0_dev) / 1e3;
-        };
-        if (st[0] != ~0ull) seen_us.push_back(since(st[0]));
-        if (st[1] != 0) out_us.push_back(since(st[1]));
-        if (st[4] != ~0ull) wanted_us.push_back(since(st[4]));
-        if (st[5] != ~0ull) first_out_us.push_back(since(st[5]));
-        host_us.push_back(r.gather_ms() * 1e3);
-        first_us.push_back(since(st[2]));
-        done_us.push_back(since(st[3]));
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const char* how = mechanism == 0   ? "coop (launch when gathered)"
+                          : mechanism == 1 ? "pre-enqueued, no gate"
+                                           : "coop (at request, device release)";
+        Stat sn = stat(seen_us), ou = stat(out_us), rc = stat(record_us), hs = stat(host_us),
+             fb = stat(first_us), dn = stat(done_us), rg = stat(regrow_us), ws = stat(wanted_us),
+             fo = stat(first_out_us);
+        std::printf(
+            "stages %-28s k=%4s: seen %.1f | wanted seen %.1f | first out %.1f | out %.1f | "
+            "record read %.1f | host %.1f | first block %.1f (p99 %.1f) | done %.1f (p99 %.1f) | "
+            "regrow %.1f us\n",
+            how, std::to_string(k).c_str(), sn.median, ws.median, fo.median, ou.median, rc.median,
+            hs.median, fb.median, fb.p99, dn.median, dn.p99, rg.median);
+        out.push_back({{"mechanism", mechanism == 0   ? "launch_when_gathered"
+                                     : mechanism == 1 ? "pre_enqueued"
+                                                      : "at_request_device_release"},
+                       {"k", k},
+                       {"N", n},
+                       {"request_to_seen_on_device_us", to_json(sn)},
+                       {"request_to_workgroups_out_us", to_json(ou)},
+                       {"request_to_wanted_workgroup_sees_us", to_json(ws)},
+                       {"request_to_first_workgroup_out_us", to_json(fo)},
+                       {"request_to_record_read_us", to_json(rc)},
+                       {"request_to_host_sees_us", to_json(hs)},
+                       {"request_to_first_task_block_us", to_json(fb)},
+                       {"request_to_task_done_us", to_json(dn)},
+                       {"task_end_to_job_regrown_us", to_json(rg)},
+                       {"device_minus_host_clock_ns", offset}});
       }
-      const char* how = mechanism == 0   ? "coop (launch when gathered)"
-                        : mechanism == 1 ? "pre-enqueued, no gate"
-                                         : "coop (at request, device release)";
-      Stat sn = stat(seen_us), ou = stat(out_us), hs = stat(host_us), fb = stat(first_us),
-           dn = stat(done_us), rg = stat(regrow_us), ws = stat(wanted_us), fo = stat(first_out_us);
-      std::printf(
-          "stages %-28s k=%4s: seen %.1f | wanted seen %.1f | first out %.1f | out %.1f | host "
-          "%.1f | first block %.1f (p99 %.1f) | done %.1f (p99 %.1f) | regrow %.1f us\n",
-          how, std::to_string(k).c_str(), sn.median, ws.median, fo.median, ou.median, hs.median,
-          fb.median, fb.p99, dn.median, dn.p99, rg.median);
-      out.push_back({{"mechanism", mechanism == 0   ? "launch_when_gathered"
-                                   : mechanism == 1 ? "pre_enqueued"
-                                                    : "at_request_device_release"},
-                     {"k", k},
-                     {"N", n},
-                     {"request_to_seen_on_device_us", to_json(sn)},
-                     {"request_to_workgroups_out_us", to_json(ou)},
-                     {"request_to_wanted_workgroup_sees_us", to_json(ws)},
-                     {"request_to_first_workgroup_out_us", to_json(fo)},
-                     {"request_to_host_sees_us", to_json(hs)},
-                     {"request_to_first_task_block_us", to_json(fb)},
-                     {"request_to_task_done_us", to_json(dn)},
-                     {"task_end_to_job_regrown_us", to_json(rg)},
-                     {"device_minus_host_clock_ns", offset}});
     }
+    rt.set_task_launch(TaskLaunch::after_gather);
+    unsigned long long iterations = 0;
+    CK(cudaMemcpy(&iterations, stamps + 6, sizeof iterations, cudaMemcpyDeviceToHost));
+    const double job_us =
+        std::chrono::duration<double, std::micro>(clk::now() - job_started).count();
+    const double interval = job_us / double(std::max(iterations, 1ull));
+    std::printf(
+        "stages: job iteration work %u: workgroup 0 ran %llu iterations in %.0f ms: %.2f us each "
+        "(tasks included)\n",
+        job_work, iterations, job_us / 1e3, interval);
+    stop[0] = 1;
+    job.wait();
+    runs.push_back(
+        {{"job_iteration_work", job_work}, {"workgroup0_iteration_us", interval}, {"rows", out}});
   }
-  rt.set_task_launch(TaskLaunch::after_gather);
-  unsigned long long iterations = 0;
-  CK(cudaMemcpy(&iterations, stamps + 6, sizeof iterations, cudaMemcpyDeviceToHost));
-  const double job_us = std::chrono::duration<double, std::micro>(clk::now() - job_started).count();
-  std::printf("stages: workgroup 0 ran %llu iterations in %.0f ms: %.2f us each (tasks included)\n",
-              iterations, job_us / 1e3, job_us / double(std::max(iterations, 1ull)));
-  stop[0] = 1;
-  job.wait();
   CK(cudaStreamDestroy(pre));
   CK(cudaFree(stamps));
   CK(cudaFree(sink));
-  return {{"task_block_work", task_work}, {"job_iteration_work", job_work}, {"rows", out}};
+  return {{"task_block_work", task_work}, {"runs", runs}};
+}
+
+// ---------------------------------------------------------------- blocks placed beside a job
+
+// How fast a block runs on SMs where compute-bound blocks of another kernel already run (what a
+// task's blocks or a job's forked blocks meet): the resident blocks loop on dependent arithmetic
+// until stopped, with a workgroup barrier after every `work_n` steps or none.
+__global__ void resident_loop(const std::uint32_t* stop, std::uint32_t work_n, int sync,
+                              float* sink) {
+  float x = float(threadIdx.x);
+  const volatile std::uint32_t* flag = stop;
+  for (;;) {
+    x = work(x, work_n);
+    if (sync ? __syncthreads_or(*flag != 0) : (*flag != 0)) break;
+  }
+  if (x == 12345.f) sink[0] = x;
+}
+
+__global__ void young_block(std::uint32_t work_n, float* sink, unsigned long long* ns) {
+  const std::uint64_t t0 = now_ns();
+  const float x = work(float(threadIdx.x), work_n);
+  if (x == 12345.f) sink[0] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) ns[blockIdx.x] = now_ns() - t0;
+}
+
+json bench_beside(int sms, int reps) {
+  const int young_blocks = sms, residents_per_sm = 5, threads = 256;
+  const std::uint32_t young_work = 2000;  // about 10 us alone
+  std::uint32_t* stop = nullptr;
+  std::uint32_t* one = nullptr;
+  float* sink = nullptr;
+  unsigned long long* ns = nullptr;
+  CK(cudaMalloc(&stop, sizeof(std::uint32_t)));
+  CK(cudaHostAlloc(&one, sizeof(std::uint32_t), cudaHostAllocDefault));
+  *one = 1;
+  CK(cudaMalloc(&sink, sizeof(float)));
+  CK(cudaMalloc(&ns, sizeof(unsigned long long) * young_blocks));
+  int least = 0, greatest = 0;
+  CK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  cudaStream_t low, high, ctl;
+  CK(cudaStreamCreateWithPriority(&low, cudaStreamNonBlocking, least));
+  CK(cudaStreamCreateWithPriority(&high, cudaStreamNonBlocking, greatest));
+  CK(cudaStreamCreateWithFlags(&ctl, cudaStreamNonBlocking));
+  struct Case {
+    const char* name;
+    bool residents;
+    std::uint32_t work;
+    int sync;
+  };
+  const Case cases[] = {{"alone", false, 0, 0},
+                        {"beside a barrier every 300 steps", true, 300, 1},
+                        {"beside a barrier every 1000 steps", true, 1000, 1},
+                        {"beside a barrier every 3000 steps", true, 3000, 1},
+                        {"beside no barrier", true, 1000, 0}};
+  json out = json::array();
+  for (const Case& c : cases) {
+    std::vector<double> median_us, max_us;
+    for (int rep = 0; rep < reps; ++rep) {
+      CK(cudaMemset(stop, 0, sizeof(std::uint32_t)));
+      CK(cudaDeviceSynchronize());
+      if (c.residents) {
+        resident_loop<<<sms * residents_per_sm, threads, 0, low>>>(stop, c.work, c.sync, sink);
+        CK(cudaGetLastError());
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // resident and running
+      }
+      young_block<<<young_blocks, threads, 0, high>>>(young_work, sink, ns);
+      CK(cudaGetLastError());
+      CK(cudaStreamSynchronize(high));
+      CK(cudaMemcpyAsync(stop, one, sizeof(std::uint32_t), cudaMemcpyHostToDevice, ctl));
+      CK(cudaDeviceSynchronize());
+      std::vector<unsigned long long> h(young_blocks);
+      CK(cudaMemcpy(h.data(), ns, sizeof(unsigned long long) * young_blocks,
+                    cudaMemcpyDeviceToHost));
+      std::vector<double> us(h.begin(), h.end());
+      for (double& v : us) v /= 1e3;
+      const Stat st = stat(us);
+      median_us.push_back(st.median);
+      max_us.push_back(*std::max_element(us.begin(), us.end()));
+    }
+    const Stat m = stat(median_us), x = stat(max_us);
+    std::printf(
+        "beside: %d blocks of %d threads, %-34s: each runs %.1f us (median over reps of "
+        "the median block; slowest block %.1f us)\n",
+        young_blocks, threads, c.name, m.median, x.median);
+    out.push_back({{"case", c.name},
+                   {"resident_blocks_per_sm", c.residents ? residents_per_sm : 0},
+                   {"resident_work_between_checks", c.work},
+                   {"resident_barrier", c.sync != 0},
+                   {"block_run_us_median", to_json(m)},
+                   {"block_run_us_slowest", to_json(x)}});
+  }
+  CK(cudaStreamDestroy(low));
+  CK(cudaStreamDestroy(high));
+  CK(cudaStreamDestroy(ctl));
+  CK(cudaFree(stop));
+  CK(cudaFreeHost(one));
+  CK(cudaFree(sink));
+  CK(cudaFree(ns));
+  return {{"young_blocks", young_blocks}, {"young_work", young_work}, {"cases", out}};
 }
 
 // ---------------------------------------------------------------- host -> device control path
@@ -874,7 +1020,7 @@ json bench_control(int reps) {
 
 int run(int argc, char** argv) {
   const auto o =
-      micro::parse_options(argc, argv, "barrier|anatomy|offer|gather|stages|task|control");
+      micro::parse_options(argc, argv, "barrier|anatomy|offer|gather|stages|beside|task|control");
   if (!o) return 2;
   micro::GpuSetup gpu;
   Runtime& rt = gpu.rt;
@@ -891,6 +1037,7 @@ int run(int argc, char** argv) {
   if (o->runs("offer")) j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
   if (o->runs("gather")) j["gather"] = bench_gather(rt, reps);
   if (o->runs("stages")) j["stages"] = bench_stages(rt, reps);
+  if (o->runs("beside")) j["beside"] = bench_beside(sms, std::min(reps, 20));
   if (o->runs("task")) j["task_latency"] = bench_task_latency(rt, reps);
   if (o->runs("control")) j["control_path"] = bench_control(reps);
   if (!o->json_path.empty()) std::ofstream(o->json_path) << j.dump(2) << "\n";
