@@ -150,7 +150,11 @@ TEST(Apps, AdversarialSchedules) {
   const std::uint64_t seeds = test::kOnGpu ? 20 : 50;
   for (const auto& app : apps::app_names()) {
     std::uint64_t kills = 0, forked = 0;
-    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    // Whether a schedule gets to fork depends on timing (on a loaded 2-core machine a small
+    // game search can end before any fork): more seeds, up to four times as many, until the
+    // schedules have killed and forked.
+    const auto exercised = [&] { return kills > 0 && (forked > 0 || test::under_sanitizer()); };
+    for (std::uint64_t seed = 1; seed <= seeds || (!exercised() && seed <= 4 * seeds); ++seed) {
       const char* shapes[] = {"road:600", "grid:20x30", "rmat:9", "uniform:400:3000"};
       auto g = apps::is_graph_app(app) ? gen(shapes[seed % 4], seed) : nullptr;
       apps::Input in = input_for(app, g, std::uint32_t(seed));
