@@ -436,9 +436,14 @@ job regrows between requests. `coop-whole-between-tiles`
 is the same job offering only between tiles: the difference between the two rows is what the
 offers inside tiles buy. The SLO bound is set from the request alone, run back to back; under
 Poisson arrivals requests queue behind each other even on an idle device (`requests-only`), so
-no mechanism's p99 can be below that row's. `coop-half` shows that a task of library kernels must ask for whole SMs:
-half of the job's workgroups is half of every SM, where cuBLAS's blocks do not fit beside a GEMM
-workgroup.
+no mechanism's p99 can be below that row's. `coop-half` shows why a task must get whole SMs: with
+the job's ids in launch order, half of its workgroups is half of every SM, and cuBLAS's blocks
+run beside the GEMM's remaining workgroups, whose warps starve theirs. Since
+`results/2026-11-25-h100-ids-by-sm/` the benchmark's job numbers its workgroups by SM
+(`LaunchConfig::ids_by_sm`) and half of them is half of the SMs: on an H100 at 30 % load
+`coop-half` answered in 1.44 ms p50 (its kernels 0.87 ms on half the device) against 3.1 s
+with ids in launch order in the same visit; runs of the benchmark before that date show the
+latter.
 
 Read the tails within one run. A p99 over a few hundred requests moves with the host: in eight
 runs at 30 % load on lent H100s on 2026-11-25 (`results/2026-11-25-h100-control-writes/`,

@@ -33,6 +33,7 @@ LaunchConfig launch_config(const Runtime& rt, const RunConfig& cfg) {
   lc.barrier = cfg.barrier;
   lc.mode = cfg.form == Form::standalone ? Mode::persistent : Mode::cooperative;
   lc.shared_carveout = cfg.shared_carveout;
+  lc.ids_by_sm = cfg.ids_by_sm;
   return lc;
 }
 

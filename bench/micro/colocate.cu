@@ -527,7 +527,10 @@ int main(int argc, char** argv) {
       CK(cudaStreamSynchronize(s));
       if (!g.check()) throw std::runtime_error("the background GEMM's product is wrong");
     };
-    auto start_coop = [&] { return rt.launch<PersistentGemm>({.threads = 256}, g.arm(forever)); };
+    // Ids by SM: a request's blocks get the SMs the GEMM's top workgroups leave whole.
+    auto start_coop = [&] {
+      return rt.launch<PersistentGemm>({.threads = 256, .ids_by_sm = true}, g.arm(forever));
+    };
     auto finish_coop = [&](Job& job) {
       g.request_stop();
       job.wait();

@@ -34,6 +34,7 @@ class GemmJob : public ThreadedJob {
     lc.policy = rc.policy;
     lc.mode = rc.form == apps::Form::standalone ? Mode::persistent : Mode::cooperative;
     lc.shared_carveout = rc.shared_carveout;
+    lc.ids_by_sm = rc.ids_by_sm;
     examples::PersistentGemmBuffers::check_threads(lc.threads, gpu);
     if (gpu) {  // on the device before the kernel starts: no page faults in the first tiles
       buffers_.a.to_device();

@@ -79,8 +79,8 @@ void ThreadedJob::require_finished() const {
 
 // ---------------------------------------------------------------- reading the parameters
 
-const std::vector<std::string> kLaunchParams = {"form",    "policy",   "barrier",        "groups",
-                                                "threads", "carveout", "yield_in_phases"};
+const std::vector<std::string> kLaunchParams = {
+    "form", "policy", "barrier", "groups", "threads", "carveout", "yield_in_phases", "ids_by_sm"};
 
 namespace {
 
@@ -152,6 +152,7 @@ apps::RunConfig run_config(const Params& p) {
   cfg.threads = std::uint32_t(get_int(p, "threads", 0, 0, u32));
   cfg.shared_carveout = int(get_int(p, "carveout", cfg.shared_carveout, -1, 100));
   cfg.yield_in_phases = get_bool(p, "yield_in_phases", false);
+  cfg.ids_by_sm = get_bool(p, "ids_by_sm", false);
   return cfg;
 }
 

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 
 #include "coop/cuda/memops.hpp"
 #include "coop/cuda/streams.hpp"
@@ -152,6 +155,16 @@ CUstream_st* JobCore::idle_stream() {
   return streams_.back();
 }
 
+bool JobCore::ids_by_sm(const LaunchConfig& cfg) {
+  // -1: as the job asks; 0 or 1: for every job (comparisons).
+  static const int forced = [] {
+    const char* v = std::getenv("COOP_CUDA_IDS_BY_SM");
+    if (!v || !*v) return -1;
+    return std::string(v) == "0" ? 0 : 1;
+  }();
+  return forced < 0 ? cfg.ids_by_sm : forced == 1;
+}
+
 void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   // No block of the job runs now: the channel can be rewritten from here.
   {
@@ -168,6 +181,8 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
       host.channel.abort = 1;
     }
     host.outstanding = m0;
+    host.packed = 0;  // the start grid's blocks count themselves by SM (pack_ids)
+    std::fill(std::begin(host.blocks_on_sm), std::end(host.blocks_on_sm), 0u);
     write_state(sizeof(DeviceState));
   }
   reported_.store(m0);

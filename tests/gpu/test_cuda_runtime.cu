@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -470,4 +471,102 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
   for (std::uint32_t sm : on_part)
     EXPECT_FALSE(std::binary_search(runtime_sms.begin(), runtime_sms.end(), sm))
         << "SM " << sm << " ran both sides";
+}
+
+// A cooperative job that records the SM its start grid's workgroups run on, by id (SM + 1), and
+// gives workgroups to tasks and forks back as the scheduler asks. Its blocks hold 40 KB of
+// shared memory, so that a task block asking for more than an SM has left beside all but one of
+// them can run only on an SM the job has left.
+struct SmOfId {
+  struct Shared {
+    unsigned char pad[40 * 1024];
+  };
+  struct Params {
+    std::uint32_t* sm_of_id;
+    std::uint32_t* stop;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty& e) const {
+#if COOP_DEVICE_CODE
+    if (ctx.local_id() == 0 && ctx.resume_point() == 0)
+      atomic_ref<std::uint32_t>(p.sm_of_id[ctx.group_id()]).store(sm_id() + 1);
+#endif
+    Spinner{}(ctx, {p.stop}, e);
+  }
+};
+
+/// Marks the SM a block runs on (thread 0); the block asks for dynamic shared memory.
+__global__ void mark_sm_with_shared(std::uint32_t* sms) {
+  extern __shared__ unsigned char scratch[];
+  if (threadIdx.x == 0) {
+    scratch[0] = 1;
+    atomicOr(&sms[sm_id() / 32], 1u << (sm_id() % 32));
+  }
+}
+
+// With LaunchConfig::ids_by_sm the start grid's ids go by SM (SM order, then arrival), so the
+// top ids fill whole SMs: a task that takes the top workgroups of a job that fills every SM
+// runs on SMs of its own, not beside the job's blocks (whose compute-bound warps would starve
+// its warps). With ids in launch order the top ids are one per SM, and the task's blocks below
+// would find no SM with room (the test then fails on the deadline rather than hanging).
+TEST(CudaRuntime, IdsBySmFillWholeSmsFromTheTop) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(0);
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const auto sms = std::uint32_t(prop.multiProcessorCount);
+  constexpr std::uint32_t kWords = 8;
+  ManagedArray<std::uint32_t> sm_of_id(8192), task_sms(kWords);
+  Managed<std::uint32_t> stop;
+  auto job = rt->launch<SmOfId>({.threads = 256, .ids_by_sm = true}, {sm_of_id.data(), stop.get()});
+  const std::uint32_t n = job.max_groups();
+  ASSERT_LE(n, 8192u);
+  ASSERT_TRUE(wait_until([&] {
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (atomic_ref<std::uint32_t>(sm_of_id[i]).load() == 0) return false;
+    return true;
+  })) << "not every workgroup of the start grid recorded its SM";
+  std::vector<std::uint32_t> sm(n);
+  for (std::uint32_t i = 0; i < n; ++i) sm[i] = sm_of_id[i] - 1;
+  for (std::uint32_t i = 1; i < n; ++i)
+    ASSERT_LE(sm[i - 1], sm[i]) << "ids " << i - 1 << " and " << i << " are on SMs " << sm[i - 1]
+                                << " and " << sm[i] << ": ids do not go by SM";
+  // A task block's shared memory: more than an SM has beside per_sm - 1 of the job's blocks,
+  // no more than an empty SM has.
+  const std::uint32_t per_sm = n / sms;
+  ASSERT_EQ(n, per_sm * sms) << "the job does not hold the same number of blocks on every SM";
+  ASSERT_GE(per_sm, 2u);
+  cudaFuncAttributes job_attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&job_attr, coop::cuda::detail::kernel_function<SmOfId>(
+                                                 Mode::cooperative, /*by_place=*/true)),
+            cudaSuccess);
+  const std::size_t reserved = prop.reservedSharedMemPerBlock;
+  const std::size_t per_block = job_attr.sharedSizeBytes + reserved;
+  const std::size_t beside = prop.sharedMemPerMultiprocessor - (per_sm - 1) * per_block;
+  const std::size_t task_shared = beside - reserved + 1024;
+  ASSERT_LE(task_shared + reserved, prop.sharedMemPerMultiprocessor);
+  ASSERT_LE(task_shared, prop.sharedMemPerBlockOptin);
+  ASSERT_EQ(cudaFuncSetAttribute(mark_sm_with_shared, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(task_shared)),
+            cudaSuccess);
+  const std::uint32_t k = 2 * per_sm;  // two SMs' worth
+  bool ran = false;
+  TaskRecord r = rt->run(k, [&](Task& t) {
+    mark_sm_with_shared<<<2, 32, task_shared, t.stream()>>>(task_sms.data());
+    coop::cuda::check(cudaGetLastError(), "launching the task's kernel");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!(ran = cudaStreamQuery(t.stream()) == cudaSuccess) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  });
+  EXPECT_EQ(r.groups, k);
+  *stop = 1;
+  job.wait();
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the task's kernel has run by now
+  EXPECT_TRUE(ran) << "the task's blocks found no SM with room while the job ran: the top " << k
+                   << " ids did not leave whole SMs";
+  const std::vector<std::uint32_t> top(sm.end() - k, sm.end());
+  for (std::uint32_t s : sms_of(task_sms.data(), kWords))
+    EXPECT_TRUE(std::find(top.begin(), top.end(), s) != top.end())
+        << "a task block ran on SM " << s << ", not one the top " << k << " ids left";
 }

@@ -28,6 +28,7 @@ struct RunOptions {
   std::string policy = "generous";
   std::string barrier = "query";
   bool yield_in_phases = false;
+  bool ids_by_sm = false;
   std::uint32_t groups = 0;
   std::uint32_t threads = 0;
   int carveout = coop::LaunchConfig{}.shared_carveout;  ///< LaunchConfig::shared_carveout (CUDA)
@@ -103,6 +104,9 @@ void add_run_options(CLI::App& app, RunOptions& r) {
   app.add_flag("--yield-in-phases", r.yield_in_phases,
                "phased apps, cooperative form: each phase a coop::for_each loop (workgroups "
                "may leave inside a phase; slower, see docs/apps.md)");
+  app.add_flag("--ids-by-sm", r.ids_by_sm,
+               "GPU: number the job's workgroups by SM, so that tasks get whole SMs (slower for "
+               "phases with less work than the grid, see docs/cuda-backend.md)");
   app.add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)")
       ->capture_default_str();
   app.add_option("--carveout", r.carveout,
@@ -271,6 +275,7 @@ int Run::run() {
   cfg.policy = parse_policy(o.policy);
   cfg.barrier = parse_barrier(o.barrier);
   cfg.yield_in_phases = o.yield_in_phases;
+  cfg.ids_by_sm = o.ids_by_sm;
   cfg.groups = o.groups;
   cfg.threads = o.threads;
   cfg.shared_carveout = o.carveout;

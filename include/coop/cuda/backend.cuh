@@ -150,12 +150,24 @@ template <class K>
   __builtin_unreachable();
 }
 
+/// A workgroup's id in launch order (first + blockIdx.x): a value the compiler recomputes from
+/// the launch's parameters wherever it is used, so it holds no register.
+struct LaunchOrderId {
+  std::uint32_t value;
+  __device__ std::uint32_t get() const { return value; }
+};
+/// A workgroup's id by SM (pack_ids), read from shared memory at every use: held in a register
+/// for the whole kernel, an id the compiler cannot recompute cost some kernels an occupancy step.
+struct PlacedId {
+  const std::uint32_t* at;
+  __device__ std::uint32_t get() const { return *static_cast<const volatile std::uint32_t*>(at); }
+};
+
 /// The protocol's view of the GPU for one block (used by its thread 0 only).
-template <class K>
+template <class K, class Id>
 class Env {
  public:
-  __device__ Env(const LaunchArgs<K>& a, BlockState<K>& bs, std::uint32_t id,
-                 const transmit_t<K>* t0)
+  __device__ Env(const LaunchArgs<K>& a, BlockState<K>& bs, Id id, const transmit_t<K>* t0)
       : a_(a), bs_(bs), id_(id), t0_(t0) {}
 
   __device__ void begin_wait() { spins_ = 0; }
@@ -176,9 +188,9 @@ class Env {
   __device__ void suspend(int site) { post_event<K>(a_, EventKind::suspended, 0, 0, site, t0_); }
   __device__ std::uint64_t random() {
     if (!seeded_) {
-      std::uint32_t inc = atomicAdd(&a_.incarnation[id_], 1u);
+      std::uint32_t inc = atomicAdd(&a_.incarnation[id_.get()], 1u);
       state_ = coop::detail::mix64(a_.state->channel.seed ^
-                                   coop::detail::mix64(std::uint64_t(id_) << 32 ^ inc));
+                                   coop::detail::mix64(std::uint64_t(id_.get()) << 32 ^ inc));
       seeded_ = true;
     }
     return coop::detail::mix64(state_++);
@@ -221,7 +233,7 @@ class Env {
  private:
   const LaunchArgs<K>& a_;
   BlockState<K>& bs_;
-  std::uint32_t id_;
+  Id id_;
   const transmit_t<K>* t0_;
   std::uint32_t spins_ = 0;
   bool seeded_ = false;
@@ -232,10 +244,10 @@ class Env {
 /// starts at resume point 0 (the launch grid), known at compile time, so the kernel's resume
 /// switch folds away and its loops stay reducible for the optimiser; joining grids start
 /// anywhere.
-template <class K, bool Fresh>
+template <class K, bool Fresh, class Id>
 class Ctx {
  public:
-  __device__ Ctx(const LaunchArgs<K>& a, BlockState<K>& bs, std::uint32_t id, Env<K>& env)
+  __device__ Ctx(const LaunchArgs<K>& a, BlockState<K>& bs, Id id, Env<K, Id>& env)
       : a_(a), bs_(bs), id_(id), env_(env) {
     // Only thread 0 polls; the others keep a view whose votes are always no (M 0x3fff, the
     // target 0x3fff: neither a kill nor a fork).
@@ -244,7 +256,7 @@ class Ctx {
     prefetch();
   }
 
-  __device__ std::uint32_t group_id() const { return id_; }
+  __device__ std::uint32_t group_id() const { return id_.get(); }
   // M as the last barrier left it, while no primitive of this workgroup has run since: the
   // grid-stride loops between two barriers then agree on it without a load per call.
   __device__ std::uint32_t num_groups() const {
@@ -255,7 +267,7 @@ class Ctx {
   __device__ std::uint32_t local_id() const { return threadIdx.x; }
   __device__ std::uint32_t local_size() const { return blockDim.x; }
   __device__ std::uint64_t global_id() const {
-    return std::uint64_t(id_) * blockDim.x + threadIdx.x;
+    return std::uint64_t(id_.get()) * blockDim.x + threadIdx.x;
   }
   __device__ std::uint64_t global_size() const { return std::uint64_t(num_groups()) * blockDim.x; }
   __device__ int resume_point() const { return Fresh ? 0 : a_.site; }
@@ -281,13 +293,13 @@ class Ctx {
                                       (a_.flags & coop::detail::flag_adversarial) != 0);
     prefetch();
     if (!any) return false;
-    return decide([&] { return protocol().offer_kill(id_, site) ? 1u : 0u; }, true) != 0;
+    return decide([&] { return protocol().offer_kill(id_.get(), site) ? 1u : 0u; }, true) != 0;
   }
   // The same vote as an idle offer_kill, on the values thread 0 loaded at its last check.
   __device__ bool kill_requested() {
     m_seen_ = 0;
-    const bool maybe =
-        threadIdx.x == 0 && coop::detail::kill_wanted(id_, view_word_, view_target_, a_.flags);
+    const bool maybe = threadIdx.x == 0 &&
+                       coop::detail::kill_wanted(id_.get(), view_word_, view_target_, a_.flags);
     const bool any = __syncthreads_or(maybe);
     prefetch();
     return any;
@@ -300,7 +312,7 @@ class Ctx {
     const bool any = __syncthreads_or(maybe);
     prefetch();
     if (!any) return 0;
-    return std::uint32_t(decide([&] { return protocol().request_fork(id_, site); }, false));
+    return std::uint32_t(decide([&] { return protocol().request_fork(id_.get(), site); }, false));
   }
   __device__ void global_barrier(int site = 0) {
     seen(collective([&] { return barrier_on_view(false, site, {}); }, false));
@@ -311,7 +323,7 @@ class Ctx {
     // parity come from its view: only kills and forks change them between barriers, and those
     // refresh it).
     coop::detail::ChannelView request{view_word_, 0, 0};
-    if (threadIdx.x == 0 && id_ == 0) protocol().read_request(request);
+    if (threadIdx.x == 0 && id_.get() == 0) protocol().read_request(request);
     return seen(collective([&] { return barrier_on_view(true, site, request); }, true));
   }
   /// Thread 0 of a block leaving the kernel: adds the barriers it counted to the channel's.
@@ -334,22 +346,22 @@ class Ctx {
   /// Misuse of a workgroup-level primitive found by thread 0 (coop::for_each's cursor checks):
   /// the job fails with a report naming the site, and every block stops.
   __device__ void report_misuse(int site, const char*) {
-    report_error(a_, ErrorCode::loop_misuse, id_, site);
+    report_error(a_, ErrorCode::loop_misuse, id_.get(), site);
     abort_block(a_, bs_);
   }
   /// One step of a spin-wait in kernel code.
   __device__ void pause() { __nanosleep(100); }
   __device__ void unknown_resume_point() {
     if (threadIdx.x == 0) {
-      report_error(a_, ErrorCode::unknown_resume_point, id_, a_.site);
+      report_error(a_, ErrorCode::unknown_resume_point, id_.get(), a_.site);
       bs_.flags |= block_aborted;
     }
     __syncthreads();
   }
 
  private:
-  __device__ coop::detail::Protocol<Env<K>> protocol() const {
-    return coop::detail::Protocol<Env<K>>(a_.state->channel, env_, a_.flags);
+  __device__ coop::detail::Protocol<Env<K, Id>> protocol() const {
+    return coop::detail::Protocol<Env<K, Id>>(a_.state->channel, env_, a_.flags);
   }
   // Thread 0's view for the next vote. The raw words are kept: any arithmetic on a loaded
   // value here would wait for the load.
@@ -362,7 +374,7 @@ class Ctx {
   // barrier refreshes the offer vote's view while it fills.
   __device__ std::uint64_t barrier_on_view(bool resizing, int site,
                                            coop::detail::ChannelView view) {
-    const std::uint32_t m = protocol().barrier(id_, resizing, site, &view, &bs_.barriers);
+    const std::uint32_t m = protocol().barrier(id_.get(), resizing, site, &view, &bs_.barriers);
     // M as the barrier left it (a resize changed it); the parity stays the next barrier's.
     view_word_ = m != 0 ? (view.membership & ~0x3fffull) | m : view.membership;
     view_target_ = view.target;
@@ -396,31 +408,70 @@ class Ctx {
 
   const LaunchArgs<K>& a_;
   BlockState<K>& bs_;
-  std::uint32_t id_;
-  Env<K>& env_;
+  Id id_;
+  Env<K, Id>& env_;
   std::uint32_t m_seen_ = 0;       ///< M from the last barrier (0: not known, read it)
   std::uint64_t view_word_ = 0;    ///< thread 0's view for the offer vote: the membership word
   std::uint32_t view_target_ = 0;  ///< ... and the target
 };
 
-/// Every block of every grid of a job of kernel K runs this (from the __global__ functions
-/// below: one without launch bounds, one with the kernel's).
+/// The ids of a start grid by SM (placed_kernel): the blocks of SM 0 take the lowest ids, then
+/// those of SM 1, and so on, so that the top ids (the ones offer_kill removes first) fill whole
+/// SMs. A task's blocks then run on SMs of their own: a block placed beside running blocks of a
+/// compute-bound kernel is starved by their warps (on an H100 a 5 us block took 0.66-31 ms
+/// beside five of them per SM, `coop_bench_gpu --only beside`), and the job's forked blocks,
+/// which take the top ids, share SMs only with each other. Every block of a start grid is
+/// resident (cooperative launch), so each waits until all have counted themselves. Thread 0
+/// writes the id to `id`.
 template <class K>
+__device__ __noinline__ void pack_ids(DeviceState* st, std::uint32_t& id) {
+  __shared__ std::uint32_t sm, slot, below;
+  if (threadIdx.x == 0) {
+    std::uint32_t s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    sm = s < kMaxSms ? s : kMaxSms - 1;
+    slot = atomicAdd(&st->blocks_on_sm[sm], 1u);
+    below = 0;
+    dev_atomic<std::uint32_t>(st->packed).fetch_add(1, order::release);
+    while (dev_atomic<std::uint32_t>(st->packed).load(order::acquire) < gridDim.x) __nanosleep(100);
+  }
+  __syncthreads();
+  std::uint32_t sum = 0;
+  for (std::uint32_t i = threadIdx.x; i < sm; i += blockDim.x)
+    sum += dev_atomic<std::uint32_t>(st->blocks_on_sm[i]).load(order::relaxed);  // not L1's
+  if (sum) atomicAdd(&below, sum);
+  __syncthreads();
+  if (threadIdx.x == 0) id = below + slot;
+}
+
+/// Every block of every grid of a job of kernel K runs this (from the __global__ functions
+/// below: with or without the kernel's launch bounds; `ByPlace`: a start grid whose ids go by
+/// SM, otherwise ids in launch order).
+template <class K, bool ByPlace>
 __device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
   __shared__ alignas(16) unsigned char raw[sizeof(BlockState<K>)];
   BlockState<K>& bs = *reinterpret_cast<BlockState<K>*>(raw);
-  const std::uint32_t id = a.first + blockIdx.x;
   // Shared state starts zeroed, as on the CPU backend.
   for (std::uint32_t i = threadIdx.x; i < sizeof(BlockState<K>); i += blockDim.x) raw[i] = 0;
   __syncthreads();
+  using Id = std::conditional_t<ByPlace, PlacedId, LaunchOrderId>;
+  Id id;
+  if constexpr (ByPlace) {
+    __shared__ std::uint32_t placed_id;
+    pack_ids<K>(a.state, placed_id);
+    __syncthreads();
+    id = Id{&placed_id};
+  } else {
+    id = Id{a.first + blockIdx.x};
+  }
   transmit_t<K> t = a.transmit;
-  Env<K> env(a, bs, id, &t);
+  Env<K, Id> env(a, bs, id, &t);
   if (a.site == 0) {
-    Ctx<K, true> ctx(a, bs, id, env);
+    Ctx<K, true, Id> ctx(a, bs, id, env);
     K{}(ctx, a.params, t);
     ctx.leave();
   } else {
-    Ctx<K, false> ctx(a, bs, id, env);
+    Ctx<K, false, Id> ctx(a, bs, id, env);
     K{}(ctx, a.params, t);
     ctx.leave();
   }
@@ -430,7 +481,11 @@ __device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
 
 template <class K>
 __global__ void kernel(const __grid_constant__ LaunchArgs<K> a) {
-  run_block<K>(a);
+  run_block<K, false>(a);
+}
+template <class K>
+__global__ void placed_kernel(const __grid_constant__ LaunchArgs<K> a) {
+  run_block<K, true>(a);
 }
 /// K's launch bounds (KernelTraits::max_threads, min_groups_per_sm).
 template <class K>
@@ -440,7 +495,12 @@ inline constexpr unsigned min_groups_of = coop::detail::traits_of<K>().min_group
 template <class K>
 __global__ void __launch_bounds__(max_threads_of<K>, min_groups_of<K>)
     bounded_kernel(const __grid_constant__ LaunchArgs<K> a) {
-  run_block<K>(a);
+  run_block<K, false>(a);
+}
+template <class K>
+__global__ void __launch_bounds__(max_threads_of<K>, min_groups_of<K>)
+    bounded_placed_kernel(const __grid_constant__ LaunchArgs<K> a) {
+  run_block<K, true>(a);
 }
 
 /// Mode::persistent: the kernel context of a plain persistent kernel, the baseline cooperative
@@ -520,16 +580,56 @@ __global__ void __launch_bounds__(max_threads_of<K>, min_groups_of<K>)
 }
 
 /// The __global__ function a job of K runs: the cooperative or the plain persistent kernel,
-/// with K's launch bounds when it declares them.
+/// with K's launch bounds when it declares them; `by_place`: the cooperative kernel whose ids
+/// go by SM (for start grids).
 template <class K>
-const void* kernel_function(Mode mode) {
+const void* kernel_function(Mode mode, bool by_place = false) {
   if constexpr (max_threads_of<K> != 0) {
-    return mode == Mode::persistent ? reinterpret_cast<const void*>(&bounded_plain_kernel<K>)
-                                    : reinterpret_cast<const void*>(&bounded_kernel<K>);
+    if (mode == Mode::persistent) return reinterpret_cast<const void*>(&bounded_plain_kernel<K>);
+    return by_place ? reinterpret_cast<const void*>(&bounded_placed_kernel<K>)
+                    : reinterpret_cast<const void*>(&bounded_kernel<K>);
   } else {
-    return mode == Mode::persistent ? reinterpret_cast<const void*>(&plain_kernel<K>)
-                                    : reinterpret_cast<const void*>(&kernel<K>);
+    if (mode == Mode::persistent) return reinterpret_cast<const void*>(&plain_kernel<K>);
+    return by_place ? reinterpret_cast<const void*>(&placed_kernel<K>)
+                    : reinterpret_cast<const void*>(&kernel<K>);
   }
+}
+
+/// Blocks per SM of the __global__ function `fn` at `threads` per block (0: it cannot run),
+/// with the shared memory carveout set (the attribute belongs to the function: set every time,
+/// or the last launch's value stays). Loads the function's module, which must happen before any
+/// persistent work runs (lazy loading would otherwise wait for that work to end).
+inline int function_occupancy(const void* fn, int threads, int shared_carveout) {
+  cudaFuncAttributes attr{};
+  check(cudaFuncGetAttributes(&attr, fn), "loading the cooperative kernel");
+  check_shared_carveout(shared_carveout);
+  check(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, shared_carveout),
+        "setting the kernel's shared memory carveout");
+  if (threads > attr.maxThreadsPerBlock)
+    throw std::invalid_argument("the kernel cannot run with " + std::to_string(threads) +
+                                " threads per block: at most " +
+                                std::to_string(attr.maxThreadsPerBlock) + " with its " +
+                                std::to_string(attr.numRegs) + " registers per thread");
+  int occ = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, threads, 0),
+        "querying the kernel's occupancy");
+  return occ;
+}
+
+/// The function a job's start grids run: with `ids_by_sm` (LaunchConfig::ids_by_sm) the one
+/// whose ids go by SM, unless its occupancy is lower than the launch-order kernel's (its id
+/// costs a register, for some kernels an occupancy step). Join grids always run the
+/// launch-order kernel: their ids are [first, first + k) whatever SMs they land on.
+template <class K>
+const void* start_function(const LaunchConfig& cfg, bool ids_by_sm) {
+  const void* in_order = kernel_function<K>(cfg.mode);
+  if (cfg.mode == Mode::persistent || !ids_by_sm) return in_order;
+  const void* by_place = kernel_function<K>(cfg.mode, true);
+  const int threads = int(cfg.threads);
+  return function_occupancy(by_place, threads, cfg.shared_carveout) >=
+                 function_occupancy(in_order, threads, cfg.shared_carveout)
+             ? by_place
+             : in_order;
 }
 
 }  // namespace detail
@@ -543,6 +643,7 @@ class Job final : public JobCore {
       : JobCore(dev, sched, cfg, coop::detail::traits_of<K>(), n, cost,
                 std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>)),
         function_(detail::kernel_function<K>(cfg.mode)),
+        start_function_(detail::start_function<K>(cfg, ids_by_sm(cfg))),
         params_(params) {}
 
   void launch(std::uint32_t m0, const transmit_t<K>& t) { start(m0, 0, &t); }
@@ -564,8 +665,8 @@ class Job final : public JobCore {
       std::memcpy(static_cast<void*>(&a.transmit), transmit, sizeof(transmit_t<K>));
     void* args[] = {&a};
     if (cooperative)
-      return int(
-          cudaLaunchCooperativeKernel(function_, dim3(count), dim3(threads()), args, 0, stream));
+      return int(cudaLaunchCooperativeKernel(start_function_, dim3(count), dim3(threads()), args, 0,
+                                             stream));
     return int(cudaLaunchKernel(function_, dim3(count), dim3(threads()), args, 0, stream));
   }
 
@@ -573,7 +674,8 @@ class Job final : public JobCore {
   std::uint32_t event_stride() const {
     return detail::event_stride(std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>));
   }
-  const void* function_;
+  const void* function_;        ///< join grids (and start grids when ids go by launch order)
+  const void* start_function_;  ///< start grids
   params_t<K> params_;
 };
 
@@ -582,22 +684,7 @@ class Job final : public JobCore {
 /// otherwise wait for that work to end). `mode` picks the cooperative or the plain kernel.
 template <class K>
 int occupancy(int threads, Mode mode = Mode::cooperative, int shared_carveout = -1) {
-  const void* fn = detail::kernel_function<K>(mode);
-  cudaFuncAttributes attr{};
-  check(cudaFuncGetAttributes(&attr, fn), "loading the cooperative kernel");
-  check_shared_carveout(shared_carveout);
-  // Set every time: the attribute belongs to the kernel, and the last launch's value would stay.
-  check(cudaFuncSetAttribute(fn, cudaFuncAttributePreferredSharedMemoryCarveout, shared_carveout),
-        "setting the kernel's shared memory carveout");
-  if (threads > attr.maxThreadsPerBlock)
-    throw std::invalid_argument("the kernel cannot run with " + std::to_string(threads) +
-                                " threads per block: at most " +
-                                std::to_string(attr.maxThreadsPerBlock) + " with its " +
-                                std::to_string(attr.numRegs) + " registers per thread");
-  int occ = 0;
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, threads, 0),
-        "querying the kernel's occupancy");
-  return occ;
+  return detail::function_occupancy(detail::kernel_function<K>(mode), threads, shared_carveout);
 }
 
 /// Launches cooperative kernel K on the device (used by coop::Runtime::launch).

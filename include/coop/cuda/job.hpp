@@ -61,6 +61,9 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   cuda::detail::Mailbox* mailbox() const { return mailbox_dev_; }
   std::uint32_t ring_slots() const { return ring_slots_; }
   std::uint32_t channel_flags() const { return flags_; }
+  /// Whether a job's start grids number their blocks by SM: LaunchConfig::ids_by_sm unless
+  /// COOP_CUDA_IDS_BY_SM is 1 or 0.
+  static bool ids_by_sm(const LaunchConfig& cfg);
   DeviceService& device() { return dev_; }
 
   void request_suspend(bool on) override;

@@ -25,6 +25,8 @@ namespace coop::cuda::detail {
 /// as the job's leave, with no host step between; the host writes it too when it grants the task
 /// (the slow path never fails).
 inline constexpr std::uint32_t kReleaseSlots = 8;
+/// SMs a device may have (%smid is below it); 132 on an H100 or H200.
+inline constexpr std::uint32_t kMaxSms = 512;
 inline constexpr std::uint32_t kReleaseRingWords = 1u << 16;
 COOP_HD constexpr std::uint64_t release_slot(std::uint32_t value, std::uint32_t index,
                                              std::uint32_t m_at_most) {
@@ -41,6 +43,11 @@ struct DeviceState {
   std::uint32_t release_armed = 0;
   /// Device view of the release ring (kReleaseRingWords words).
   std::uint32_t* release_ring = nullptr;
+
+  /// Ids by SM for a start grid (see pack_ids in backend.cuh): its blocks per SM, and how many
+  /// have counted themselves. Zeroed before every start grid.
+  alignas(128) std::uint32_t packed = 0;
+  std::uint32_t blocks_on_sm[kMaxSms] = {};
 
   /// Workgroups counted by the job and not yet returned: set to M0 at launch, + k at each
   /// spawn (before the join grid exists), - 1 when a block returns. The block that brings it to

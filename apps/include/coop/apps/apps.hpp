@@ -86,6 +86,9 @@ struct RunConfig {
   /// workgroups fit) and pay per chunk, and the paper's pairs ran 1.5x slower on geomean
   /// (docs/apps.md, "Yielding inside phases").
   bool yield_in_phases = false;
+  /// GPU: LaunchConfig::ids_by_sm (the first grid's ids by SM, so that tasks get whole SMs).
+  /// Off by default: phases with less work than the grid then run on few SMs.
+  bool ids_by_sm = false;
 };
 
 struct Result {
