@@ -52,7 +52,7 @@ json colocate_config() {
         {"name": "suspend", "policy": "suspend"},
         {"name": "coop-whole", "policy": "shrink"},
         {"name": "coop-prestaged", "policy": "shrink", "prestage": true},
-        {"name": "coop-half-yield", "share": 0.5, "yield_in_phases": true},
+        {"name": "coop-half-yield", "share": 0.5, "yield_in_phases": true, "ids_by_sm": true},
         {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"}
       ]
     }
@@ -220,6 +220,12 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c["colocate"]["mechanisms"][1]["task_launch"] = "at_request";
   expect_error(c, "stream-priority: 'task_launch' applies to a cooperative background");
   c = colocate_config();
+  c["colocate"]["mechanisms"][1]["ids_by_sm"] = true;
+  expect_error(c, "stream-priority: 'ids_by_sm' applies to a cooperative background");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][3]["ids_by_sm"] = "yes";
+  expect_error(c, "coop-whole: 'ids_by_sm' must be true or false");
+  c = colocate_config();
   c["colocate"]["mechanisms"][4]["task_launch"] = "at_request";
   expect_error(c, "coop-prestaged: 'prestage' enqueues the request itself: no 'task_launch'");
 }
@@ -339,6 +345,7 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
       EXPECT_EQ(r["samples"]["gather_ms"].size(), n) << mech;
       EXPECT_EQ(r["gather_ms"]["n"], n);
       EXPECT_EQ(r["task_launch"], mech == "coop-at-request" ? "at_request" : "after_gather");
+      EXPECT_EQ(r["ids_by_sm"], mech == "coop-half-yield") << mech;
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";

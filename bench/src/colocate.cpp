@@ -217,8 +217,10 @@ json Runner::State::colocate(const Unit& u) {
   cfg.form = mech.background == Mechanism::Background::cooperative ? apps::Form::cooperative
                                                                    : apps::Form::standalone;
   cfg.yield_in_phases = mech.yield_in_phases;
+  cfg.ids_by_sm = mech.ids_by_sm;
   std::string form_key = pair + "/" + apps::form_name(cfg.form) + "/null/" +
-                         std::to_string(carveout) + (mech.yield_in_phases ? "/yield" : "");
+                         std::to_string(carveout) + (mech.yield_in_phases ? "/yield" : "") +
+                         (mech.ids_by_sm ? "/ids-by-sm" : "");
   // Green: the app on the SMs the requests leave it, in a runtime of its own.
   std::unique_ptr<StaticSplit> split;
   if (mech.background == Mechanism::Background::green) {
@@ -329,6 +331,7 @@ json Runner::State::colocate(const Unit& u) {
     out["prestage"] = mech.prestage;
     out["task_launch"] = task_launch_name(mech.launch);
     out["yield_in_phases"] = mech.yield_in_phases;
+    out["ids_by_sm"] = mech.ids_by_sm;
     out["gather_ms"] = latency_json(s.gather);
     out["task_run_ms"] = latency_json(s.run);
     out["samples"]["gather_ms"] = s.gather;

@@ -233,7 +233,8 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
   else if (bg != "cooperative")
     throw std::invalid_argument(at +
                                 ": 'background' must be none, standalone, cooperative or green");
-  for (const char* field : {"policy", "share", "prestage", "task_launch", "yield_in_phases"})
+  for (const char* field :
+       {"policy", "share", "prestage", "task_launch", "yield_in_phases", "ids_by_sm"})
     if (m.contains(field) && out.background != Mechanism::Background::cooperative)
       throw std::invalid_argument(at + ": '" + field + "' applies to a cooperative background");
   if (m.contains("policy")) {
@@ -263,7 +264,8 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
     out.share = m["share"];
   }
   for (auto [field, flag] :
-       {std::pair{"prestage", &out.prestage}, std::pair{"yield_in_phases", &out.yield_in_phases}})
+       {std::pair{"prestage", &out.prestage}, std::pair{"yield_in_phases", &out.yield_in_phases},
+        std::pair{"ids_by_sm", &out.ids_by_sm}})
     if (m.contains(field)) {
       if (!m[field].is_boolean())
         throw std::invalid_argument(at + ": '" + field + "' must be true or false");

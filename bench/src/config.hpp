@@ -36,13 +36,14 @@ struct Mechanism {
   bool prestage = false;  ///< cooperative: the request is enqueued on the high-priority stream
                           ///< at once, while the job gives way (no host hop after the gather)
   bool yield_in_phases = false;  ///< apps::RunConfig::yield_in_phases
+  bool ids_by_sm = false;        ///< apps::RunConfig::ids_by_sm (GPU: requests get whole SMs)
   /// cooperative: when the request's kernels are enqueued (TaskLaunch::at_request: at once,
   /// behind the release the job's leaving workgroups write)
   TaskLaunch launch = TaskLaunch::after_gather;
   std::uint32_t sms = 0;  ///< green: the requests' SMs (the driver rounds up)
 };
 /// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative" | "green",
-/// "policy", "share", "prestage", "task_launch", "yield_in_phases", "sms"}); throws
+/// "policy", "share", "prestage", "task_launch", "yield_in_phases", "ids_by_sm", "sms"}); throws
 /// std::invalid_argument naming `where` and the field.
 Mechanism parse_mechanism(const json& m, const std::string& where);
 
