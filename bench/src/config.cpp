@@ -82,7 +82,8 @@ const char* const kQuickConfig = R"({
 // Co-location on a GPU (docs/colocation.md): apps on inputs sized to the device run back to
 // back as long backgrounds while inference-like requests (a cuBLAS SGEMM, ~0.4 ms alone)
 // arrive as a Poisson stream at 10, 30 and 60 % of the device's time; the static splits give
-// the requests 16, 32 or 64 SMs of green contexts and the app the rest.
+// the requests 16, 32 or 64 SMs of green contexts and the app the rest. The half-device
+// requests number the app's workgroups by SM, so that the half they take is half of the SMs.
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
@@ -104,6 +105,8 @@ const char* const kColocateConfig = R"({
       {"name": "coop-whole", "policy": "shrink"},
       {"name": "coop-whole-yield", "policy": "shrink", "yield_in_phases": true},
       {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"},
+      {"name": "coop-half-sm", "policy": "shrink", "share": 0.5, "ids_by_sm": true},
+      {"name": "coop-half-yield-sm", "policy": "shrink", "share": 0.5, "yield_in_phases": true, "ids_by_sm": true},
       {"name": "green-16", "background": "green", "sms": 16},
       {"name": "green-32", "background": "green", "sms": 32},
       {"name": "green-64", "background": "green", "sms": 64}
@@ -128,7 +131,8 @@ const char* const kColocateQuickConfig = R"({
       {"name": "stream-priority", "background": "standalone"},
       {"name": "suspend", "policy": "suspend"},
       {"name": "coop-whole", "policy": "shrink"},
-      {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"}
+      {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"},
+      {"name": "coop-half", "policy": "shrink", "share": 0.5}
     ]
   }
 })";
