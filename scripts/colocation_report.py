@@ -175,6 +175,9 @@ beside requests is checked against the CPU reference, and every request's produc
 | coop-whole-yield | the cooperative job, each phase a joinable `coop::for_each` loop (phased apps) | as coop-whole; workgroups leave between chunks inside a phase, and the job regrows there too |
 | coop-at-request | the cooperative job | as coop-whole, the request's kernels enqueued at the request behind the release the leaving workgroups write (`TaskLaunch::at_request`): no host hop after the gather |
 | coop-prestaged | the cooperative job | the request is enqueued on the high-priority stream at once while the task gathers: its blocks start as the job's leave, with no host hop after the gather |
+| coop-half | the cooperative job, its workgroups numbered in launch order | a task for half of the job's workgroups: half of every SM, cuBLAS's blocks beside the app's |
+| coop-half-sm | the cooperative job, its workgroups numbered by SM (`LaunchConfig::ids_by_sm`) | a task for half of the job's workgroups: half of the SMs, emptied |
+| coop-half-yield / -yield-sm, coop-whole-yield-sm | as the rows above, each phase a joinable `coop::for_each` loop | as coop-half / coop-half-sm / coop-whole-yield |
 | green-16 / -32 / -64 | the app as a plain persistent kernel in a runtime on a green context of the SMs the requests leave (`RuntimeOptions::green_context`), sized to them | on a green context of 16, 32 or 64 SMs (a static split: each side keeps its SMs all the time) |
 """
 
@@ -436,19 +439,26 @@ job regrows between requests. `coop-whole-between-tiles`
 is the same job offering only between tiles: the difference between the two rows is what the
 offers inside tiles buy. The SLO bound is set from the request alone, run back to back; under
 Poisson arrivals requests queue behind each other even on an idle device (`requests-only`), so
-no mechanism's p99 can be below that row's. `coop-half` shows why a task must get whole SMs: with
-the job's ids in launch order, half of its workgroups is half of every SM, and cuBLAS's blocks
-run beside the GEMM's remaining workgroups, whose warps starve theirs. Since
-`results/2026-11-25-h100-ids-by-sm/` the benchmark's job numbers its workgroups by SM
-(`LaunchConfig::ids_by_sm`) and half of them is half of the SMs: on an H100 at 30 % load
-`coop-half` answered in 1.44 ms p50 (its kernels 0.87 ms on half the device) against 3.1 s
-with ids in launch order in the same visit; runs of the benchmark before that date show the
-latter.
+no mechanism's p99 can be below that row's. `coop-half` asks for half of the job's workgroups.
+The benchmark's job numbers them by SM (`LaunchConfig::ids_by_sm`), so half of them is half of
+the SMs and the request's kernels run on SMs of their own, taking about twice their time alone.
+With ids in launch order (runs of this benchmark before `results/2026-11-25-h100-ids-by-sm/`)
+half of the workgroups was half of every SM, cuBLAS's blocks ran beside the GEMM's remaining
+workgroups, whose warps starve theirs, and a request took seconds (3.1 s p50 at 30 % load on an
+H100, against 1.44 ms by SM in the same visit). At 60 % load half-device requests ask for more
+than half of the device's time and queue without bound: a share suits requests that leave the
+rest of the device busy, not a load that needs it all.
 
-Read the tails within one run. A p99 over a few hundred requests moves with the host: in eight
+Read the tails within one run. A p99 over a few hundred requests moves with the host: in twelve
 runs at 30 % load on lent H100s on 2026-11-25 (`results/2026-11-25-h100-control-writes/`,
-visits A and E–G, four builds of that day) the requests-only floor's p99 ranged 1.2–2.9 ms and
-coop-whole's 1.7–11.3 ms, its median 0.54–0.89 ms.
+visits A and E–G, and `results/2026-11-25-h100-barrier-view/`, visits L2–L4 and L6; builds of
+that day that differ only away from this benchmark's code) the requests-only floor's p99
+ranged 1.2–2.9 ms and coop-whole's 1.6–11.3 ms, its median 0.54–0.89 ms. Checkpoint, exit and
+relaunch (`interrupt-relaunch`) is as fast here: in the four runs L2–L4 and L6 its p99 at 30 %
+was 1.45–2.20 ms against coop-whole-at-request's 1.66–3.35 and coop-whole's 1.59–4.75, and it
+kept 0.69 of the background against 0.64–0.67 and 0.60–0.66. This GEMM's tiles park at their
+next checkpoint within tens of microseconds, so a relaunch costs little. coop's edge is where stopping a kernel loses work or state (the apps
+below: their phases and work queues cannot be relaunched for free).
 """)
     out.append("")
     if a.bench:
