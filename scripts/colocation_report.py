@@ -418,17 +418,28 @@ def main():
         f"wanted elsewhere parks the tile's partial sums and another resumes it), and between tiles"
         if steps else f"once per tile ({g['tile_us_per_workgroup']:.0f} µs per workgroup at K = {g['k']})")
     parts = []
+    # The host's steps (call → request, grant → work, work → return), in runs that have them.
+    host_steps = ("call_to_request", "grant_to_work", "work_to_return")
+    with_host = any("host_steps_ms" in r for r in rows if r["mechanism"] == "coop-whole")
     for r in rows:
         if r["mechanism"] == "coop-whole" and "task_run_ms" in r:
             gm, rm = r["gather_ms"], r["task_run_ms"]
+            host = ""
+            if with_host:
+                h = r.get("host_steps_ms", {})
+                host = "".join(f" {h[k]['p50']:.3f} / {h[k]['p99']:.3f} |" if k in h else " — |"
+                               for k in host_steps)
             parts.append(f"| {r['load']:.0%} | {gm['p50']:.3f} / {gm['p99']:.3f} | "
-                         f"{rm['p50']:.3f} / {rm['p99']:.3f} | {r['latency_ms']['p50']:.3f} / "
+                         f"{rm['p50']:.3f} / {rm['p99']:.3f} |{host} {r['latency_ms']['p50']:.3f} / "
                          f"{r['latency_ms']['p99']:.3f} |")
     if parts:
         out.append("\nWhere a coop-whole request's time goes (ms, p50 / p99; the rest is queueing behind "
                    "earlier requests):\n")
-        out.append("| load | gather (request → workgroups free) | the request's kernels | request latency |")
-        out.append("|---|---|---|---|")
+        host_head = (" host: call → request | host: grant → work | host: work done → caller has it |"
+                     if with_host else "")
+        out.append("| load | gather (request → workgroups free) | the request's kernels |" + host_head +
+                   " request latency |")
+        out.append("|---|---|---|" + ("---|---|---|" if with_host else "") + "---|")
         out.extend(parts)
     out.append(f"""
 What bounds coop's latency here: a request waits for the job's workgroups to reach their next

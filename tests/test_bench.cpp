@@ -346,6 +346,15 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
       EXPECT_EQ(r["gather_ms"]["n"], n);
       EXPECT_EQ(r["task_launch"], mech == "coop-at-request" ? "at_request" : "after_gather");
       EXPECT_EQ(r["ids_by_sm"], mech == "coop-half-yield") << mech;
+      // The host's steps around the gather and the work: one sample per request, each a span
+      // between two readings of one clock in order, so never negative and never longer than
+      // the request's latency.
+      for (const char* step : {"call_to_request", "grant_to_work", "work_to_return"}) {
+        const json& h = r["host_steps_ms"][step];
+        EXPECT_EQ(h["n"], n) << mech << " " << step;
+        EXPECT_GE(h["min"].get<double>(), 0.0) << mech << " " << step;
+        EXPECT_LE(h["max"].get<double>(), l["max"].get<double>()) << mech << " " << step;
+      }
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";

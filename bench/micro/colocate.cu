@@ -39,6 +39,7 @@
 
 #include "coop/bench/gemm_background.cuh"
 #include "coop/bench/poisson.hpp"
+#include "coop/bench/task_steps.hpp"
 #include "coop/cuda/green.hpp"
 #include "gpu_setup.hpp"
 #include "kernels/persistent_gemm.hpp"
@@ -753,12 +754,15 @@ int main(int argc, char** argv) {
         const double fraction = f.share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : f.share;
         Latencies l;
         std::vector<double> gathers, runs;
+        bench::TaskSteps host;
         const double rate = window_rate([&] {
           l = poisson(load, e_ms, o.seconds, load_seed, [&] {
+            const double called = rt.now_ms();
             const TaskRecord r =
                 rt.submit_fraction(
                       fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1, f.launch)
                     .record();
+            host.add(called, r, rt.now_ms());
             gathers.push_back(r.gather_ms());
             runs.push_back(r.run_ms());  // the request beside what the job kept
           });
@@ -773,15 +777,24 @@ int main(int argc, char** argv) {
                 {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},
                 {"task_run_ms", lat_json(runs)},
+                {"host_steps_ms",
+                 {{"call_to_request", lat_json(host.call_to_request)},
+                  {"grant_to_work", lat_json(host.grant_to_work)},
+                  {"work_to_return", lat_json(host.work_to_return)}}},
                 {"kills", st.kills},
                 {"forked_groups", st.forked_groups},
                 {"tiles_resumed", g.resumed()},
                 {"m_timeline", m_timeline(st)}});
-        const bench::Percentiles gp(gathers), rp(runs);
+        const bench::Percentiles gp(gathers), rp(runs), hb(host.call_to_request),
+            hg(host.grant_to_work), ha(host.work_to_return);
         std::printf(
             "  %-22s           gather p50 %.3f p99 %.3f ms, the request's kernels p50 %.3f "
             "p99 %.3f ms\n",
             "", gp.median(), gp.at(0.99), rp.median(), rp.at(0.99));
+        std::printf(
+            "  %-22s           host p50: call to request %.3f, grant to work %.3f, work to "
+            "return %.3f ms\n",
+            "", hb.median(), hg.median(), ha.median());
       }
       g.offer_steps = o.offer_steps;
     }

@@ -18,6 +18,7 @@
 
 #include "config.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "coop/bench/task_steps.hpp"
 #ifdef COOP_HAVE_CUDA
 #include "coop/cuda/green.hpp"
 #include "coop/cuda/streams.hpp"
@@ -34,6 +35,7 @@ struct Served {
   std::vector<double> latency;  ///< arrival to completion, queueing included
   std::vector<double> gather;   ///< cooperative: the task's request to its capacity free
   std::vector<double> run;      ///< cooperative: the task's work
+  TaskSteps host;               ///< cooperative: the host's steps around the gather and the work
   double busy_ms = 0;           ///< the requests' service time
 };
 
@@ -241,6 +243,7 @@ json Runner::State::colocate(const Unit& u) {
       return;
     }
     TaskRecord r;
+    const double called = rt.now_ms();
     if (mech.prestage) {
       // Enqueued at once on the high-priority stream: the hardware places its blocks as the
       // job's workgroups leave; the task holds what was gathered until the request ends.
@@ -251,6 +254,7 @@ json Runner::State::colocate(const Unit& u) {
           mech.share, [&](Task& t) { work.run(t, t.groups()); }, 0, mech.launch);
       r = h.record();
     }
+    s.host.add(called, r, rt.now_ms());
     s.gather.push_back(r.gather_ms());
     s.run.push_back(r.run_ms());
   };
@@ -334,6 +338,9 @@ json Runner::State::colocate(const Unit& u) {
     out["ids_by_sm"] = mech.ids_by_sm;
     out["gather_ms"] = latency_json(s.gather);
     out["task_run_ms"] = latency_json(s.run);
+    out["host_steps_ms"] = {{"call_to_request", latency_json(s.host.call_to_request)},
+                            {"grant_to_work", latency_json(s.host.grant_to_work)},
+                            {"work_to_return", latency_json(s.host.work_to_return)}};
     out["samples"]["gather_ms"] = s.gather;
     out["job"] = to_json(first_stats);
     out["timeline"] = timeline(first_stats);
