@@ -83,7 +83,8 @@ const char* const kQuickConfig = R"({
 // back as long backgrounds while inference-like requests (a cuBLAS SGEMM, ~0.4 ms alone)
 // arrive as a Poisson stream at 10, 30 and 60 % of the device's time; the static splits give
 // the requests 16, 32 or 64 SMs of green contexts and the app the rest. The half-device
-// requests number the app's workgroups by SM, so that the half they take is half of the SMs.
+// mechanisms (-sm) launch the app with its workgroups numbered by SM, so that half of them is
+// half of the SMs.
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
