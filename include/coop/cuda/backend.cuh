@@ -423,8 +423,7 @@ class Ctx {
 /// which take the top ids, share SMs only with each other. Every block of a start grid is
 /// resident (cooperative launch), so each waits until all have counted themselves. Thread 0
 /// writes the id to `id`.
-template <class K>
-__device__ __noinline__ void pack_ids(DeviceState* st, std::uint32_t& id) {
+__device__ __noinline__ inline void pack_ids(DeviceState* st, std::uint32_t& id) {
   __shared__ std::uint32_t sm, slot, below;
   if (threadIdx.x == 0) {
     std::uint32_t s;
@@ -458,7 +457,7 @@ __device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
   Id id;
   if constexpr (ByPlace) {
     __shared__ std::uint32_t placed_id;
-    pack_ids<K>(a.state, placed_id);
+    pack_ids(a.state, placed_id);
     __syncthreads();
     id = Id{&placed_id};
   } else {
