@@ -161,7 +161,8 @@ class TaskHandle {
   TaskHandle() = default;
   /// Blocks until the task has run (CUDA: until its stream work has finished) or failed;
   /// rethrows what its work threw, or coop::gather_timeout / coop::runtime_closed when it never
-  /// got its workgroups.
+  /// got its workgroups. Spins for up to 2 ms before it sleeps (a short task's caller then
+  /// has its record without a thread's wake-up).
   void wait() const;
   /// True once the task has run or failed (wait() then returns at once).
   bool done() const;

@@ -167,16 +167,11 @@ std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock,
   while (it->got < it->need && !closed_) {
     const std::uint64_t seen = dispatches_.load(std::memory_order_acquire);
     lock.unlock();
-    bool late = false;
-    for (unsigned spins = 1; dispatches_.load(std::memory_order_acquire) == seen; ++spins) {
-      if (spins % 64 == 0) {
-        if ((late = clock::now() >= spin_until)) break;
-        std::this_thread::yield();  // a machine with few cores runs the reporting thread too
-      }
-      cpu_relax();
-    }
+    const bool changed =
+        spin_for(std::max(clock::duration::zero(), spin_until - clock::now()),
+                 [&] { return dispatches_.load(std::memory_order_acquire) != seen; });
     lock.lock();
-    if (late) break;
+    if (!changed) break;
   }
   auto ready = [&] {
     if (closed_) return true;
