@@ -179,6 +179,8 @@ beside requests is checked against the CPU reference, and every request's produc
 | coop-half-sm | the cooperative job, its workgroups numbered by SM (`LaunchConfig::ids_by_sm`) | a task for half of the job's workgroups: half of the SMs, emptied |
 | coop-half-yield / -yield-sm, coop-whole-yield-sm | as the rows above, each phase a joinable `coop::for_each` loop | as coop-half / coop-half-sm / coop-whole-yield |
 | green-16 / -32 / -64 | the app as a plain persistent kernel in a runtime on a green context of the SMs the requests leave (`RuntimeOptions::green_context`), sized to them | on a green context of 16, 32 or 64 SMs (a static split: each side keeps its SMs all the time) |
+| time-slicing | the app as a plain persistent kernel in a process of its own (`coop bench-child`), on the same kernel clock | in another process, on its highest-priority stream: the driver switches between the two contexts |
+| mps-50 | as time-slicing, both processes clients of an MPS daemon started for the unit, the app's limited to 50 % of the SMs (`CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`) | in another MPS client with all the SMs |
 """
 
 
@@ -198,6 +200,12 @@ def bench_units(paths):
     return heads, units, failed
 
 
+def static_split(u):
+    """A unit whose background keeps a fixed share of the SMs: a green context or MPS."""
+    return u["background"] == "green" or (u["background"] == "process"
+                                          and u.get("mps_percent", 0) > 0)
+
+
 def bench_pareto(units, pair, path):
     loads = sorted({u["load"] for u in units if u["pair"] == pair})
     fig, axes = plt.subplots(1, len(loads), figsize=(4.2 * len(loads), 3.6), squeeze=False)
@@ -207,7 +215,7 @@ def bench_pareto(units, pair, path):
                 continue
             x, y = u["latency_ms"]["p99"], u["background_fraction_of_alone"]
             coop = u["background"] == "cooperative"
-            split = u["background"] == "green"
+            split = static_split(u)
             ax.scatter([x], [y], marker="*" if coop else ("s" if split else "o"),
                        s=110 if coop else 40,
                        color="tab:red" if coop else ("tab:green" if split else "tab:blue"))
@@ -275,7 +283,7 @@ def bench_section(paths, plots, rel):
                "keeping the most background when none does. The background target is "
                "(1 − busy) − 3 % with busy the smaller of the load and the measured request busy "
                "fraction (the latter reads high when requests are served between short runs).\n")
-    out.append("| pair | load | coop mechanism: p99 (ms) vs 1.2 × alone + 60 µs | the floor (requests-only p99) | background kept vs (1 − busy) − 3 % | p99 ≥ 100× lower than stream priority | coop dominates every static split (green contexts: p99, background) |")
+    out.append("| pair | load | coop mechanism: p99 (ms) vs 1.2 × alone + 60 µs | the floor (requests-only p99) | background kept vs (1 − busy) − 3 % | p99 ≥ 100× lower than stream priority | coop dominates every static split (green contexts, MPS: p99, background) |")
     out.append("|---|---|---|---|---|---|---|")
     for pair in pairs:
         for load in sorted({u["load"] for u in units if u["pair"] == pair}):
@@ -302,7 +310,7 @@ def bench_section(paths, plots, rel):
             floor = f"{fl['latency_ms']['p99']:.2f} ms" if fl else "—"
             # The target: better than a static split on one axis and no worse on the other, for
             # every split measured (coop dominates it).
-            splits = [u for u in at.values() if u["background"] == "green"]
+            splits = [u for u in at.values() if static_split(u)]
             t6 = "—"
             if splits:
                 def against(sp):

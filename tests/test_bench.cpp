@@ -3,15 +3,18 @@
 // CPU backend with validated app results.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "coop/apps/apps.hpp"
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "kernel_clock.hpp"  // the harness's own (bench/src)
 
 namespace fs = std::filesystem;
 using coop::bench::json;
@@ -53,7 +56,8 @@ json colocate_config() {
         {"name": "coop-whole", "policy": "shrink"},
         {"name": "coop-prestaged", "policy": "shrink", "prestage": true},
         {"name": "coop-half-yield", "share": 0.5, "yield_in_phases": true, "ids_by_sm": true},
-        {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"}
+        {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"},
+        {"name": "time-slicing", "background": "process"}
       ]
     }
   })");
@@ -212,7 +216,19 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   expect_error(c, "coop-whole: 'sms' applies to a green background");
   c = colocate_config();
   c["colocate"]["mechanisms"][1]["background"] = "mps";
-  expect_error(c, "'background' must be none, standalone, cooperative or green");
+  expect_error(c, "'background' must be none, standalone, cooperative, green or process");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][7]["mps_percent"] = 0;
+  expect_error(c,
+               "time-slicing: 'mps_percent' (the app's share of the SMs under MPS) must be an "
+               "integer in [1, 100]");
+  c["colocate"]["mechanisms"][7]["mps_percent"] = 50.5;
+  expect_error(c,
+               "time-slicing: 'mps_percent' (the app's share of the SMs under MPS) must be an "
+               "integer in [1, 100]");
+  c = colocate_config();
+  c["colocate"]["mechanisms"][3]["mps_percent"] = 50;
+  expect_error(c, "coop-whole: 'mps_percent' applies to a process background");
   c = colocate_config();
   c["colocate"]["mechanisms"][6]["task_launch"] = "early";
   expect_error(c, "coop-at-request: unknown task launch 'early'");
@@ -302,14 +318,72 @@ TEST(BenchExperiments, AGreenSplitNeedsTheCudaBackend) {
   }
 }
 
+// MPS is a GPU mechanism, and a process background needs the coop command to run its sides.
+TEST(BenchExperiments, AProcessBackgroundSaysWhatItNeeds) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  json config = colocate_config();
+  config["colocate"]["mechanisms"] = {
+      {{"name", "mps-50"}, {"background", "process"}, {"mps_percent", 50}},
+      {{"name", "time-slicing"}, {"background", "process"}}};
+  const auto units = coop::bench::plan(config);
+  ASSERT_EQ(units.size(), 2u);
+  auto expect_refused = [&](coop::bench::Runner& runner, const Unit& u, const std::string& why) {
+    try {
+      runner.run(u);
+      ADD_FAILURE() << u.key << ": expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  coop::bench::Runner with_cli(rt, config, "coop");
+  expect_refused(with_cli, units[0], "mps-50: MPS needs the CUDA backend");
+  coop::bench::Runner without(rt, config);
+  expect_refused(without, units[1], "a process background runs the coop command");
+}
+
+// The app's kernel clock read from another mapping of its file (as the request process reads
+// the app process's): the same readings, and the end is seen.
+TEST(BenchKernelClock, ASharedClockReadsTheSameInEveryMapping) {
+  const fs::path dir = scratch("clock");
+  fs::create_directories(dir);
+  const fs::path file = dir / "clock";
+  coop::bench::KernelClock writer(file.string(), true);
+  coop::bench::KernelClock reader(file.string(), false);
+  EXPECT_FALSE(reader.running());
+  EXPECT_EQ(reader.now(), 0.0);
+  writer.set(true);
+  EXPECT_TRUE(reader.running());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  writer.set(false);
+  const double ran = writer.now();
+  EXPECT_GE(ran, 20.0);
+  EXPECT_FALSE(reader.running());
+  EXPECT_EQ(reader.now(), ran);  // stopped: the clock stands
+  EXPECT_FALSE(reader.due(1.0)) << "nothing is due between runs";
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  writer.set(true);
+  EXPECT_TRUE(reader.due(ran)) << "a time reached is due once the app runs again";
+  // The moment the clock read 1 ms lies in the first span; the moment it read `ran` + 0 starts
+  // the second, at least 10 ms of wall time after the first span ended.
+  const auto first = reader.wall_at(1.0), second = reader.wall_at(ran);
+  EXPECT_GE(coop::bench::ms_between(first, second), ran - 1.0 + 10.0);
+  EXPECT_FALSE(reader.finished());
+  writer.finish();
+  EXPECT_TRUE(reader.finished());
+}
+
 TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
   coop::RuntimeOptions ro;
   ro.backend = coop::RuntimeOptions::Select::cpu;
   coop::Runtime rt(ro);
-  const json config = colocate_config();
+  json config = colocate_config();
+  if (std::string(COOP_TEST_CLI).empty()) config["colocate"]["mechanisms"].erase(7);  // no coop
   const auto units = coop::bench::plan(config);
-  ASSERT_EQ(units.size(), 7u);
-  coop::bench::Runner runner(rt, config);
+  ASSERT_EQ(units.size(), config["colocate"]["mechanisms"].size());
+  // The process background runs the coop command twice (the app's side, the requests' side).
+  coop::bench::Runner runner(rt, config, COOP_TEST_CLI);
   for (const Unit& u : units) {
     const json r = runner.run(u);  // throws on a wrong app result or request product
     const std::string mech = r["mechanism"];
@@ -341,6 +415,9 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
         << mech;
     EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos)
         << mech << ": " << r["validation"];
+    if (r["background"] == "process") {
+      EXPECT_EQ(r["mps_percent"], 0u);
+    }
     if (r["background"] == "cooperative") {
       EXPECT_EQ(r["samples"]["gather_ms"].size(), n) << mech;
       EXPECT_EQ(r["gather_ms"]["n"], n);

@@ -39,6 +39,7 @@
 
 #include "coop/bench/gemm_background.cuh"
 #include "coop/bench/poisson.hpp"
+#include "coop/bench/processes.hpp"
 #include "coop/bench/task_steps.hpp"
 #include "coop/cuda/green.hpp"
 #include "gpu_setup.hpp"
@@ -82,6 +83,9 @@ struct Request {
   float* w[kLayers] = {};
   float* h[2] = {};
   cublasHandle_t handle = nullptr;
+  // Around the request's kernels on its stream: their span on the GPU, launch gaps included,
+  // host steps before the first and after the last left out.
+  cudaEvent_t began = nullptr, ended = nullptr;
   std::vector<float> hx, hw[kLayers];
 
   Request() {
@@ -99,8 +103,12 @@ struct Request {
     }
     for (auto& p : h) CK(cudaMalloc(&p, hx.size() * 4));
     check_blas(cublasCreate(&handle), "creating the cuBLAS handle");
+    CK(cudaEventCreate(&began));
+    CK(cudaEventCreate(&ended));
   }
   ~Request() {
+    cudaEventDestroy(began);
+    cudaEventDestroy(ended);
     cublasDestroy(handle);
     cudaFree(x);
     for (auto* p : w) cudaFree(p);
@@ -109,6 +117,7 @@ struct Request {
   /// Enqueues one request on `s` (row-major H' = squash(H W), as column-major H'^T = W^T H^T).
   void enqueue(cudaStream_t s) {
     check_blas(cublasSetStream(handle, s), "setting the request's stream");
+    CK(cudaEventRecord(began, s));
     const float one = 1, zero = 0;
     const float* in = x;
     for (int l = 0; l < kLayers; ++l) {
@@ -119,6 +128,13 @@ struct Request {
       squash<<<256, 256, 0, s>>>(out, std::size_t(kBatch) * kHidden);
       in = out;
     }
+    CK(cudaEventRecord(ended, s));
+  }
+  /// The last request's kernels' span on the GPU (ms), once it is done.
+  double gpu_ms() const {
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, began, ended));
+    return ms;
   }
   void run(cudaStream_t s) {
     enqueue(s);
@@ -250,6 +266,13 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+/// The requests' kernels on the GPU (Request::gpu_ms), beside what the mechanism leaves running.
+void print_gpu_span(const std::vector<double>& spans) {
+  const bench::Percentiles p(spans);
+  std::printf("  %-22s           the request's kernels on the GPU p50 %.3f p99 %.3f ms\n", "",
+              p.median(), p.at(0.99));
+}
+
 /// The job's M over time, [ms since its first point, M], at most 4,000 points.
 json m_timeline(const JobStats& st) {
   json a = json::array();
@@ -339,75 +362,14 @@ json run_role(const Options& o) {
   return out;
 }
 
-/// Runs `command` through the shell and returns the JSON of its last output line.
-class Child {
- public:
-  explicit Child(const std::string& command) : f_(popen(command.c_str(), "r")) {
-    if (!f_) throw std::runtime_error("cannot start: " + command);
-  }
-  json result() {
-    std::string last, line;
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, f_)) {
-      line += buf;
-      if (!line.empty() && line.back() == '\n') {
-        if (line.size() > 1) last = line;
-        line.clear();
-      }
-    }
-    if (!line.empty()) last = line;
-    const int rc = pclose(f_);
-    f_ = nullptr;
-    if (rc != 0 || last.empty() || last[0] != '{')
-      throw std::runtime_error("a child process failed (status " + std::to_string(rc) + ")");
-    return json::parse(last);
-  }
-  ~Child() {
-    if (f_) pclose(f_);
-  }
-
- private:
-  FILE* f_;
-};
-
-std::string self_exe() {
-  char path[4096];
-  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) throw std::runtime_error("cannot find this program (/proc/self/exe)");
-  return std::string(path, std::size_t(n));
-}
-
-/// An MPS control daemon with a private pipe directory, started and stopped within this run.
-class Mps {
- public:
-  Mps() {
-    char tmpl[] = "/tmp/coop-mps-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make the MPS pipe directory");
-    dir_ = tmpl;
-    env_ = "CUDA_MPS_PIPE_DIRECTORY=" + dir_ + " CUDA_MPS_LOG_DIRECTORY=" + dir_ + " ";
-    if (std::system((env_ + "nvidia-cuda-mps-control -d").c_str()) != 0)
-      throw std::runtime_error("nvidia-cuda-mps-control -d failed (no MPS here?)");
-  }
-  ~Mps() {
-    if (std::system(("echo quit | " + env_ + "nvidia-cuda-mps-control").c_str()) != 0)
-      std::fprintf(stderr, "stopping the MPS daemon failed\n");
-    std::this_thread::sleep_for(std::chrono::seconds(1));  // the server exits after its clients
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  const std::string& env() const { return env_; }
-
- private:
-  std::string dir_, env_;
-};
-
 json run_processes(const Options& o) {
-  const std::string exe = self_exe();
+  const std::string exe = bench::self_exe();
   char shape[64];
   std::snprintf(shape, sizeof shape, " --gemm %ux%ux%u", o.m, o.n, o.k);
   std::printf("co-location between processes (time slicing, MPS)\n");
   const json alone =
-      Child(exe + shape + " --role alone --seconds " + std::to_string(o.seconds)).result();
+      bench::ChildProcess(exe + shape + " --role alone --seconds " + std::to_string(o.seconds))
+          .result();
   const double e_ms = alone["alone_ms"]["p50"], alone_p99 = alone["alone_ms"]["p99"];
   const double slo_ms = 1.2 * alone_p99 + 0.060, plain_rate = alone["tiles_per_s"];
   std::printf("request alone p50 %.3f ms p99 %.3f ms; background alone %.0f tiles/s\n", e_ms,
@@ -423,10 +385,10 @@ json run_processes(const Options& o) {
     for (const Mode& m :
          {Mode{"time-slicing", 0}, Mode{"mps-background-50", 50}, Mode{"mps-background-75", 75}}) {
       try {
-        std::unique_ptr<Mps> mps;
+        std::unique_ptr<bench::MpsDaemon> mps;
         std::string env;
         if (m.background_percent) {
-          mps = std::make_unique<Mps>();
+          mps = std::make_unique<bench::MpsDaemon>();
           env = mps->env();
         }
         const std::int64_t start = steady_ns() + 3'000'000'000;  // both started and warm by then
@@ -436,12 +398,12 @@ json run_processes(const Options& o) {
             m.background_percent
                 ? "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(m.background_percent) + " "
                 : "";
-        Child bg(env + limit + exe + shape + " --role background" + window);
+        bench::ChildProcess bg(env + limit + exe + shape + " --role background" + window);
         char args[256];
         std::snprintf(args, sizeof args,
                       " --role requests --load %g --alone-ms %g --slo-ms %g --seed %lu", load, e_ms,
                       slo_ms, static_cast<unsigned long>(load_seed));
-        Child rq(env + exe + shape + args + window);
+        bench::ChildProcess rq(env + exe + shape + args + window);
         const json r = rq.result(), b = bg.result();
         const double rate = b["tiles_per_s"];
         json row = {{"mechanism", m.name},
@@ -620,23 +582,23 @@ int main(int argc, char** argv) {
     // The request alone (whole device, idle).
     Request req;
     req.run(high);
-    std::vector<double> alone;
+    std::vector<double> alone, alone_gpu;
     for (int r = 0; r < 300; ++r) {
       const auto t0 = clk::now();
       req.run(high);
       alone.push_back(ms_since(t0));
+      alone_gpu.push_back(req.gpu_ms());
     }
     if (!req.check()) throw std::runtime_error("the request's output is wrong (alone)");
+    print_gpu_span(alone_gpu);
     const bench::Percentiles alone_p(alone);
     const double e_ms = alone_p.median(), alone_p99 = alone_p.at(0.99);
     const double slo_ms = 1.2 * alone_p99 + 0.060;
     std::printf("request alone: p50 %.3f ms, p99 %.3f ms; SLO bound 1.2 x p99 + 60 us = %.3f ms\n",
                 e_ms, alone_p99, slo_ms);
-    out["request"] = {{"layers", Request::kLayers},
-                      {"batch", Request::kBatch},
-                      {"hidden", Request::kHidden},
-                      {"alone_ms", lat_json(alone)},
-                      {"slo_ms", slo_ms}};
+    out["request"] = {{"layers", Request::kLayers},          {"batch", Request::kBatch},
+                      {"hidden", Request::kHidden},          {"alone_ms", lat_json(alone)},
+                      {"alone_gpu_ms", lat_json(alone_gpu)}, {"slo_ms", slo_ms}};
 
     std::string no_green;
     const bool green = coop::cuda::green_contexts_available(&no_green);
@@ -673,9 +635,14 @@ int main(int argc, char** argv) {
       // is all it adds to the request alone).
       {
         Latencies l;
-        l = poisson(load, e_ms, o.seconds, load_seed, [&] { req.run(high); });
+        std::vector<double> spans;
+        l = poisson(load, e_ms, o.seconds, load_seed, [&] {
+          req.run(high);
+          spans.push_back(req.gpu_ms());
+        });
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
-        record("requests-only", load, l, 0.0, json::object());
+        record("requests-only", load, l, 0.0, {{"request_gpu_ms", lat_json(spans)}});
+        print_gpu_span(spans);
       }
       // Stream priority only: the plain persistent GEMM on the low-priority stream.
       {
@@ -692,17 +659,21 @@ int main(int argc, char** argv) {
       if (o.offer_steps) {
         bench::InterruptibleBackground bg(g, low, full_grid, forever);
         Latencies l;
+        std::vector<double> spans;
         const double rate = window_rate([&] {
           l = poisson(load, e_ms, o.seconds, load_seed, [&] {
             bg.interrupt();
             req.run(high);
+            spans.push_back(req.gpu_ms());
             bg.resume();
           });
         });
         bg.finish();
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        print_gpu_span(spans);
         record("interrupt-relaunch", load, l, rate,
-               {{"offer_steps", o.offer_steps},
+               {{"request_gpu_ms", lat_json(spans)},
+                {"offer_steps", o.offer_steps},
                 {"launches", bg.launches()},
                 {"tiles_resumed", g.resumed()}});
       }
@@ -753,7 +724,7 @@ int main(int argc, char** argv) {
         Job job = start_coop();
         const double fraction = f.share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : f.share;
         Latencies l;
-        std::vector<double> gathers, runs;
+        std::vector<double> gathers, runs, spans;
         bench::TaskSteps host;
         const double rate = window_rate([&] {
           l = poisson(load, e_ms, o.seconds, load_seed, [&] {
@@ -765,6 +736,7 @@ int main(int argc, char** argv) {
             host.add(called, r, rt.now_ms());
             gathers.push_back(r.gather_ms());
             runs.push_back(r.run_ms());  // the request beside what the job kept
+            spans.push_back(req.gpu_ms());
           });
         });
         const JobStats st = job.stats();
@@ -777,6 +749,7 @@ int main(int argc, char** argv) {
                 {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},
                 {"task_run_ms", lat_json(runs)},
+                {"request_gpu_ms", lat_json(spans)},
                 {"host_steps_ms",
                  {{"call_to_request", lat_json(host.call_to_request)},
                   {"grant_to_work", lat_json(host.grant_to_work)},
@@ -795,6 +768,7 @@ int main(int argc, char** argv) {
             "  %-22s           host p50: call to request %.3f, grant to work %.3f, work to "
             "return %.3f ms\n",
             "", hb.median(), hg.median(), ha.median());
+        print_gpu_span(spans);
       }
       g.offer_steps = o.offer_steps;
     }

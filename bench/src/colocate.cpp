@@ -4,11 +4,14 @@
 // fraction of the device's time, under one mechanism per unit: no background (the request
 // stream's own floor), stream priority only (the app as a plain persistent kernel), or the app
 // as a cooperative job with each request a task (shrink or suspend, a share of the device,
-// enqueued after the gather or at the request, or prestaged on the high-priority stream). Arrivals
-// run on the app's kernel clock (kernel_clock.hpp), so back-to-back runs stand in for one long
-// kernel.
+// enqueued after the gather or at the request, or prestaged on the high-priority stream), a static
+// split (green contexts), or two processes (time slicing, MPS). Arrivals run on the app's kernel
+// clock (kernel_clock.hpp), so back-to-back runs stand in for one long kernel.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
@@ -18,7 +21,9 @@
 
 #include "config.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "coop/bench/processes.hpp"
 #include "coop/bench/task_steps.hpp"
+#include "coop/graph/graph.hpp"
 #ifdef COOP_HAVE_CUDA
 #include "coop/cuda/green.hpp"
 #include "coop/cuda/streams.hpp"
@@ -124,6 +129,8 @@ const char* background_name(Mechanism::Background b) {
       return "standalone";
     case Mechanism::Background::green:
       return "green";
+    case Mechanism::Background::process:
+      return "process";
     case Mechanism::Background::cooperative:
       break;
   }
@@ -176,6 +183,125 @@ class StaticSplit {
   CUstream_st* stream_ = nullptr;
 };
 
+/// When an app's back-to-back runs stop: once the kernel clock reached `seconds`, or after
+/// `max_wall_ms` of wall time (short runs with much host work between them, octree: 21 ms of
+/// kernel and ~1 s of copies per run on an H100, would take minutes to reach it; the unit
+/// reports the kernel time it got). At least one run.
+class BackToBack {
+ public:
+  BackToBack(double seconds, double max_wall_ms)
+      : kernel_ms_(seconds * 1e3), max_wall_ms_(max_wall_ms), started_(clk::now()) {}
+  bool more(const std::vector<double>& runs, const KernelClock& clock) const {
+    return runs.empty() ||
+           (clock.now() < kernel_ms_ && ms_between(started_, clk::now()) < max_wall_ms_);
+  }
+
+ private:
+  double kernel_ms_, max_wall_ms_;
+  clk::time_point started_;
+};
+
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// A process background: the app's back-to-back runs in one child process and the request
+/// stream in another (both `child_exe bench-child SPEC`, Runner::child), on one kernel clock in
+/// a shared file, so that requests arrive only while the app's kernels run, as in one process.
+/// The request side starts first and is ready (its task warm) before the app's side starts.
+/// With `mps_percent`, an MPS daemon of this unit's own serves both, the app's process limited
+/// to that share of the SMs. This process waits without touching the device.
+struct ProcessSides {
+  Served served;
+  std::vector<double> runs;
+  double kernel_ms = 0;
+  std::string validation;
+
+  /// Throws std::invalid_argument when the mechanism cannot run here (before any work).
+  static void check(const Mechanism& mech, const std::string& exe, const Runtime& rt) {
+    if (exe.empty())
+      throw std::invalid_argument("colocate " + mech.name +
+                                  ": a process background runs the coop command (coop bench)");
+    if (mech.mps_percent && rt.backend() != Backend::cuda)
+      throw std::invalid_argument("colocate " + mech.name + ": MPS needs the CUDA backend");
+  }
+
+  ProcessSides(const json& config, const std::string& exe, const Runtime& rt,
+               const std::string& pair, const apps::Input& in, const Mechanism& mech,
+               TaskWork& work, const json& request, double load, double alone_ms,
+               std::uint64_t seed, double seconds, double max_seconds) {
+    check(mech, exe, rt);
+    char tmpl[] = "/tmp/coop-colocate-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make a folder for the processes");
+    const std::filesystem::path dir = tmpl;
+    struct Cleanup {
+      std::filesystem::path dir;
+      ~Cleanup() {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+      }
+    } cleanup{dir};
+    KernelClock clock((dir / "clock").string(), true);
+    const json side{{"config", config},
+                    {"pair", pair},
+                    {"clock", (dir / "clock").string()},
+                    {"backend", backend_name(rt.backend())},
+                    {"device", rt.options().device}};
+    json rq = side, bg = side;
+    rq.update({{"role", "requests"},
+               {"request", request},
+               {"products", work.describe()["products"]},
+               {"load", load},
+               {"alone_ms", alone_ms},
+               {"seed", seed},
+               // An orphan (this process stopped by --unit-timeout) gives up by itself.
+               {"give_up_seconds", max_seconds + 900}});
+    bg.update({{"role", "background"}, {"seconds", seconds}, {"max_seconds", max_seconds}});
+    if (in.graph) {  // read back in a second, where generating it again can take a minute
+      const auto file = dir / "graph.coopcsr";
+      graph::write_binary(*in.graph, file.string());
+      bg["graph_file"] = file.string();
+    }
+    auto command = [&](const char* name, const json& spec) {
+      const auto file = dir / name;
+      std::ofstream(file) << spec.dump() << '\n';
+      return shell_quoted(exe) + " bench-child " + shell_quoted(file.string());
+    };
+    std::unique_ptr<MpsDaemon> mps;
+    if (mech.mps_percent) mps = std::make_unique<MpsDaemon>();
+    const std::string env = mps ? mps->env() : "";
+    ChildProcess requests(env + command("requests.json", rq));
+    if (!requests.wait_for_line("ready")) {
+      requests.result();  // throws with its status and error
+      throw std::runtime_error("the request process ended before it was ready");
+    }
+    json b, r;
+    try {
+      const std::string limit =
+          mech.mps_percent
+              ? "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" + std::to_string(mech.mps_percent) + " "
+              : "";
+      b = ChildProcess(env + limit + command("background.json", bg)).result();
+    } catch (...) {
+      clock.finish();  // the request side stops waiting for arrivals
+      try {
+        requests.result();
+      } catch (...) {  // the background's failure is the one to report
+      }
+      throw;
+    }
+    clock.finish();
+    r = requests.result();
+    served.latency = r["latency_ms"].get<std::vector<double>>();
+    served.busy_ms = r["busy_ms"];
+    runs = b["runs_ms"].get<std::vector<double>>();
+    kernel_ms = b["kernel_ms"];
+    validation = b["validation"];
+  }
+};
+
 }  // namespace
 
 const std::vector<double>& Runner::State::request_alone(const std::string& key, TaskWork& work) {
@@ -204,6 +330,7 @@ json Runner::State::colocate(const Unit& u) {
   const json& request = u.params["request"];
   const std::string kind = request.value("task", "cublas");
   const double gpu_ms = request["gpu_ms"];
+  if (mech.background == Mechanism::Background::process) ProcessSides::check(mech, child_exe, rt);
   apps::Input& in = input(pair);
   TaskWork& work = task(kind, gpu_ms);
   const std::vector<double>& alone = request_alone(kind + "/" + std::to_string(gpu_ms), work);
@@ -259,44 +386,52 @@ json Runner::State::colocate(const Unit& u) {
     s.run.push_back(r.run_ms());
   };
 
-  KernelClock kclock;
   const auto started = clk::now();
   const double max_wall_ms = u.params.value("max_seconds", 10 * seconds) * 1e3;
+  const std::uint64_t seed = u.params["seed"].get<std::uint64_t>();
   std::vector<double> runs;
   JobStats first_stats;
-  std::string error;
-  RequestStream stream(kclock, load, alone_ms, u.params["seed"].get<std::uint64_t>(), serve);
-  try {
-    if (mech.background == Mechanism::Background::none) {
-      kclock.set(true);  // no background: arrivals on the wall clock
-      while (!stream.failed() && kclock.now() < seconds * 1e3)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    } else {
-      cfg.on_kernel = [&](bool on) { kclock.set(on); };
-      // Short runs with much host work between them (octree: 21 ms of kernel, ~1 s of copies
-      // per run on an H100) would take minutes of wall time to reach `seconds` of kernel time:
-      // the unit also ends after `max_seconds` of wall time (and reports the kernel time it got).
-      while (!stream.failed() &&
-             (runs.empty() ||
-              (kclock.now() < seconds * 1e3 && ms_between(started, clk::now()) < max_wall_ms))) {
-        apps::Result res = apps::run(app_rt, in, cfg);
-        runs.push_back(res.ms);
-        if (runs.size() == 1) {
-          first_stats = res.stats;
-          // Once per pair and mechanism: the run beside its requests (loads add no new path).
-          validation = validate_once(form_key + "/colocate/" + mech.name, in, res);
+  Served s;
+  double span_ms = 0;
+  if (mech.background == Mechanism::Background::process) {
+    ProcessSides sides(config, child_exe, rt, pair, in, mech, work, request, load, alone_ms, seed,
+                       seconds, max_wall_ms / 1e3);
+    s = std::move(sides.served);
+    runs = std::move(sides.runs);
+    span_ms = sides.kernel_ms;
+    validation = sides.validation;
+  } else {
+    KernelClock kclock;
+    std::string error;
+    RequestStream stream(kclock, load, alone_ms, seed, serve);
+    try {
+      if (mech.background == Mechanism::Background::none) {
+        kclock.set(true);  // no background: arrivals on the wall clock
+        while (!stream.failed() && kclock.now() < seconds * 1e3)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      } else {
+        cfg.on_kernel = [&](bool on) { kclock.set(on); };
+        BackToBack loop(seconds, max_wall_ms);
+        while (!stream.failed() && loop.more(runs, kclock)) {
+          apps::Result res = apps::run(app_rt, in, cfg);
+          runs.push_back(res.ms);
+          if (runs.size() == 1) {
+            first_stats = res.stats;
+            // Once per pair and mechanism: the run beside its requests (loads add no new path).
+            validation = validate_once(form_key + "/colocate/" + mech.name, in, res);
+          }
         }
       }
+    } catch (const std::exception& e) {
+      error = e.what();
     }
-  } catch (const std::exception& e) {
-    error = e.what();
+    span_ms = kclock.now();
+    stream.stop();
+    if (!error.empty()) throw std::runtime_error(error);
+    if (stream.failed()) throw std::runtime_error("request: " + stream.error());
+    s = stream.served();
   }
-  const double span_ms = kclock.now();
-  stream.stop();
-  if (!error.empty()) throw std::runtime_error(error);
-  if (stream.failed()) throw std::runtime_error("request: " + stream.error());
   if (!work.check()) throw std::runtime_error("the request's product is wrong");
-  const Served& s = stream.served();
 
   const Percentiles lat(s.latency);
   std::size_t met = 0;
@@ -346,11 +481,57 @@ json Runner::State::colocate(const Unit& u) {
     out["timeline"] = timeline(first_stats);
   }
   if (split) out["split"] = split->describe();
+  if (mech.background == Mechanism::Background::process) out["mps_percent"] = mech.mps_percent;
   if (in.graph) {
     out["vertices"] = in.graph->n();
     out["arcs"] = in.graph->m();
   }
   return out;
+}
+
+json Runner::child(Runtime& rt, const json& spec) {
+  const std::string role = spec.at("role");
+  KernelClock clock(spec.at("clock").get<std::string>(), false);
+  if (role == "requests") {
+    const json& request = spec.at("request");
+    TaskWork work(rt, request.value("task", "cublas"), request.at("gpu_ms"),
+                  spec.at("products").get<std::uint32_t>());
+    std::printf("ready\n");
+    std::fflush(stdout);
+    const auto give_up =
+        clk::now() + std::chrono::duration_cast<clk::duration>(
+                         std::chrono::duration<double>(spec.at("give_up_seconds").get<double>()));
+    RequestStream stream(clock, spec.at("load"), spec.at("alone_ms"), spec.at("seed"),
+                         [&](Served&) { work.run_direct(work.full_grid()); });
+    while (!clock.finished() && !stream.failed() && clk::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    stream.stop();
+    if (stream.failed()) throw std::runtime_error("request: " + stream.error());
+    if (!clock.finished()) throw std::runtime_error("the background's process never finished");
+    if (!work.check()) throw std::runtime_error("the request's product is wrong");
+    return {{"latency_ms", stream.served().latency}, {"busy_ms", stream.served().busy_ms}};
+  }
+  if (role != "background") throw std::invalid_argument("bench-child: unknown role '" + role + "'");
+  State state(rt, spec.at("config"));
+  const std::string pair = spec.at("pair");
+  apps::Input& in = state.input(pair, spec.value("graph_file", ""));
+  apps::RunConfig cfg{.form = apps::Form::standalone, .policy = Policy::generous()};
+  cfg.on_kernel = [&](bool on) { clock.set(on); };
+  BackToBack loop(spec.at("seconds"), spec.at("max_seconds").get<double>() * 1e3);
+  std::vector<double> runs;
+  std::string validation;
+  try {
+    while (loop.more(runs, clock)) {
+      apps::Result res = apps::run(rt, in, cfg);
+      runs.push_back(res.ms);
+      if (runs.size() == 1) validation = state.validate_once(pair + "/process", in, res);
+    }
+  } catch (...) {
+    clock.finish();
+    throw;
+  }
+  clock.finish();
+  return {{"runs_ms", runs}, {"kernel_ms", clock.now()}, {"validation", validation}};
 }
 
 }  // namespace coop::bench

@@ -84,7 +84,8 @@ const char* const kQuickConfig = R"({
 // arrive as a Poisson stream at 10, 30 and 60 % of the device's time; the static splits give
 // the requests 16, 32 or 64 SMs of green contexts and the app the rest. The half-device
 // mechanisms (-sm) launch the app with its workgroups numbered by SM, so that half of them is
-// half of the SMs.
+// half of the SMs. time-slicing and mps-50 run the app and the requests in two processes (the
+// driver switches between them; MPS runs both, the app on at most half of the SMs).
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
@@ -110,7 +111,9 @@ const char* const kColocateConfig = R"({
       {"name": "coop-half-yield-sm", "policy": "shrink", "share": 0.5, "yield_in_phases": true, "ids_by_sm": true},
       {"name": "green-16", "background": "green", "sms": 16},
       {"name": "green-32", "background": "green", "sms": 32},
-      {"name": "green-64", "background": "green", "sms": 64}
+      {"name": "green-64", "background": "green", "sms": 64},
+      {"name": "time-slicing", "background": "process"},
+      {"name": "mps-50", "background": "process", "mps_percent": 50}
     ]
   }
 })";
@@ -133,7 +136,8 @@ const char* const kColocateQuickConfig = R"({
       {"name": "suspend", "policy": "suspend"},
       {"name": "coop-whole", "policy": "shrink"},
       {"name": "coop-at-request", "policy": "shrink", "task_launch": "at_request"},
-      {"name": "coop-half", "policy": "shrink", "share": 0.5}
+      {"name": "coop-half", "policy": "shrink", "share": 0.5},
+      {"name": "time-slicing", "background": "process"}
     ]
   }
 })";
@@ -235,9 +239,11 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
     out.background = Mechanism::Background::standalone;
   else if (bg == "green")
     out.background = Mechanism::Background::green;
+  else if (bg == "process")
+    out.background = Mechanism::Background::process;
   else if (bg != "cooperative")
-    throw std::invalid_argument(at +
-                                ": 'background' must be none, standalone, cooperative or green");
+    throw std::invalid_argument(
+        at + ": 'background' must be none, standalone, cooperative, green or process");
   for (const char* field :
        {"policy", "share", "prestage", "task_launch", "yield_in_phases", "ids_by_sm"})
     if (m.contains(field) && out.background != Mechanism::Background::cooperative)
@@ -262,6 +268,16 @@ Mechanism parse_mechanism(const json& m, const std::string& where) {
     out.sms = m["sms"].get<std::uint32_t>();
   } else if (m.contains("sms")) {
     throw std::invalid_argument(at + ": 'sms' applies to a green background");
+  }
+  if (m.contains("mps_percent")) {
+    if (out.background != Mechanism::Background::process)
+      throw std::invalid_argument(at + ": 'mps_percent' applies to a process background");
+    if (!m["mps_percent"].is_number_integer() || m["mps_percent"].get<std::int64_t>() < 1 ||
+        m["mps_percent"].get<std::int64_t>() > 100)
+      throw std::invalid_argument(at +
+                                  ": 'mps_percent' (the app's share of the SMs under MPS) must be "
+                                  "an integer in [1, 100]");
+    out.mps_percent = m["mps_percent"].get<std::uint32_t>();
   }
   if (m.contains("share")) {
     if (!m["share"].is_number() || !(m["share"].get<double>() > 0) || m["share"].get<double>() > 1)

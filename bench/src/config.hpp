@@ -28,6 +28,9 @@ struct Mechanism {
     cooperative,  ///< the app as a cooperative job, each request a task through the scheduler
     green,        ///< a static split: the app as a plain persistent kernel on a green context of
                   ///< the device's other SMs, the requests on one of `sms` SMs (GPU only)
+    process,      ///< the app as a plain persistent kernel in one process and the requests in
+                  ///< another: the driver time-slices them, or MPS runs both with the app
+                  ///< limited to `mps_percent` of the SMs
   };
   std::string name;
   Background background = Background::cooperative;
@@ -41,9 +44,13 @@ struct Mechanism {
   /// behind the release the job's leaving workgroups write)
   TaskLaunch launch = TaskLaunch::after_gather;
   std::uint32_t sms = 0;  ///< green: the requests' SMs (the driver rounds up)
+  /// process: 0 = time slicing; else MPS with the app's process at this active-thread
+  /// percentage (GPU only)
+  std::uint32_t mps_percent = 0;
 };
-/// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative" | "green",
-/// "policy", "share", "prestage", "task_launch", "yield_in_phases", "ids_by_sm", "sms"}); throws
+/// Reads one mechanism ({"name", "background": "none" | "standalone" | "cooperative" | "green" |
+/// "process", "policy", "share", "prestage", "task_launch", "yield_in_phases", "ids_by_sm", "sms",
+/// "mps_percent"}); throws
 /// std::invalid_argument naming `where` and the field.
 Mechanism parse_mechanism(const json& m, const std::string& where);
 

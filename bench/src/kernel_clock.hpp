@@ -1,11 +1,11 @@
 // A clock of an app's *kernel time*, shared by the experiments that run an app back to back
-// beside other work (multitasking.cpp, colocate.cpp). Internal to coop::bench.
+// beside other work (multitasking.cpp, colocate.cpp), also between processes (a background in
+// one process, the requests in another: processes.cpp). Internal to coop::bench.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
-#include <mutex>
-#include <vector>
+#include <cstddef>
+#include <string>
 
 namespace coop::bench {
 
@@ -20,52 +20,45 @@ inline double ms_between(clk::time_point a, clk::time_point b) {
 // for it, work beside the app is released on a clock of kernel time (advancing only while an
 // app run's kernels are running, apps::RunConfig::on_kernel), so the runs act as one long
 // kernel with the host work between them cut out.
+//
+// One thread sets the clock (the app's runs); any thread, or any process that maps the same
+// file, reads it without a lock (a sequence counter makes each reading consistent). The steady
+// clock is the system's monotonic clock, the same in every process.
 class KernelClock {
  public:
-  double now() {
-    std::lock_guard lock(mu_);
-    return banked_ + (running_ ? ms_between(since_, clk::now()) : 0);
-  }
+  /// A clock of this process.
+  KernelClock();
+  /// A clock in `file`, made (sized and zeroed) when `create`, shared by every process that
+  /// maps it. Throws std::runtime_error when the file cannot be made or mapped.
+  KernelClock(const std::string& file, bool create);
+  ~KernelClock();
+  KernelClock(const KernelClock&) = delete;
+  KernelClock& operator=(const KernelClock&) = delete;
+
+  double now() const;
   /// Whether an app run's kernels are running and `release` is reached: work arrives while the
   /// app's kernel runs, never between runs (where it would find the device empty and the next
   /// run would start beside it).
-  bool due(double release) {
-    std::lock_guard lock(mu_);
-    return running_ && banked_ + ms_between(since_, clk::now()) >= release;
-  }
-  void set(bool on) {
-    std::lock_guard lock(mu_);
-    if (on == running_) return;
-    if (running_) banked_ += ms_between(since_, clk::now());
-    since_ = clk::now();
-    running_ = on;
-    if (on) spans_.push_back({banked_, since_});
-  }
-  bool running() {
-    std::lock_guard lock(mu_);
-    return running_;
-  }
+  bool due(double release) const;
+  /// The writer's only call. Throws std::length_error past a million running spans.
+  void set(bool on);
+  bool running() const;
   /// The wall-clock moment the clock read `kernel_ms` (a time it has reached).
-  clk::time_point wall_at(double kernel_ms) {
-    std::lock_guard lock(mu_);
-    auto it = std::upper_bound(spans_.begin(), spans_.end(), kernel_ms,
-                               [](double t, const Span& s) { return t < s.kernel_ms; });
-    if (it == spans_.begin()) return spans_.empty() ? clk::now() : it->wall;
-    --it;
-    return it->wall + std::chrono::duration_cast<clk::duration>(
-                          std::chrono::duration<double, std::milli>(kernel_ms - it->kernel_ms));
-  }
+  clk::time_point wall_at(double kernel_ms) const;
+  /// The background's runs are over (set by the writer or whoever waits for it), for readers
+  /// in other processes.
+  void finish();
+  bool finished() const;
 
  private:
-  struct Span {
-    double kernel_ms;      ///< the clock's reading when the span started
-    clk::time_point wall;  ///< and the wall clock's
+  struct Shared;
+  struct Reading {
+    bool running;
+    double banked;  ///< kernel time of finished spans
+    clk::time_point since;
   };
-  std::mutex mu_;
-  double banked_ = 0;  ///< kernel time of finished spans
-  bool running_ = false;
-  clk::time_point since_;
-  std::vector<Span> spans_;  ///< every running span, in order
+  Reading read() const;
+  Shared* s_ = nullptr;
 };
 
 }  // namespace coop::bench

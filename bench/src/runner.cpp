@@ -7,10 +7,11 @@
 
 #include "config.hpp"
 #include "coop/graph/generate.hpp"
+#include "coop/graph/graph.hpp"
 
 namespace coop::bench {
 
-apps::Input& Runner::State::input(const std::string& pair) {
+apps::Input& Runner::State::input(const std::string& pair, const std::string& graph_file) {
   auto& slot = inputs[pair];
   if (slot) return *slot;
   const json& p = find_pair(config, pair);
@@ -19,7 +20,8 @@ apps::Input& Runner::State::input(const std::string& pair) {
   in->priority =
       p.value("priority", "hashed") == "id" ? apps::Priority::id : apps::Priority::hashed;
   if (apps::find_app(in->app).needs_graph())
-    in->graph = std::make_shared<graph::Graph>(graph::generate(p["input"], 1).graph);
+    in->graph = std::make_shared<graph::Graph>(
+        graph_file.empty() ? graph::generate(p["input"], 1).graph : graph::read_binary(graph_file));
   in->particles = p.value("particles", in->particles);
   in->depth = p.value("depth", in->depth);
   in->bc_sources = p.value("bc_sources", in->bc_sources);
@@ -50,7 +52,8 @@ std::string Runner::State::validate_once(const std::string& what, const apps::In
   return "ok: " + v.detail;
 }
 
-Runner::Runner(Runtime& rt, json config) : s_(std::make_unique<State>(rt, std::move(config))) {}
+Runner::Runner(Runtime& rt, json config, std::string child_exe)
+    : s_(std::make_unique<State>(rt, std::move(config), std::move(child_exe))) {}
 Runner::~Runner() = default;
 
 void Runner::prepare(const Unit& u) {

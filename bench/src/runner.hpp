@@ -35,11 +35,14 @@ struct Runner::State {
   std::set<std::string> validated;
   /// A request's times alone on the idle device, per task kind and length (colocate).
   std::map<std::string, std::vector<double>> request_alone_ms;
+  std::string child_exe;  ///< runs the other processes of a process background
 
-  State(Runtime& r, json c) : rt(r), config(std::move(c)) {}
+  State(Runtime& r, json c, std::string exe = {})
+      : rt(r), config(std::move(c)), child_exe(std::move(exe)) {}
 
-  /// The pair's input, made on first use.
-  apps::Input& input(const std::string& pair);
+  /// The pair's input, made on first use; a graph app's graph read from `graph_file` (coop's
+  /// binary cache, as another process of this run wrote it) rather than generated, when given.
+  apps::Input& input(const std::string& pair, const std::string& graph_file = {});
   /// What the pair runs on, for the results: the graph's name, the particles or the depth.
   static std::string describe_input(const json& pair, const apps::Input& in);
   /// A calibrated task of this kind and length, made on first use.

@@ -117,7 +117,7 @@ struct TaskWork::Gpu {
 struct TaskWork::Gpu {};
 #endif
 
-TaskWork::TaskWork(Runtime& rt, std::string kind, double gpu_ms)
+TaskWork::TaskWork(Runtime& rt, std::string kind, double gpu_ms, std::uint32_t products)
     : kind_(std::move(kind)),
       on_gpu_(rt.backend() == Backend::cuda),
       m_(on_gpu_ ? (kind_ == "cublas" ? 2048 : 1024) : 64) {
@@ -130,7 +130,7 @@ TaskWork::TaskWork(Runtime& rt, std::string kind, double gpu_ms)
     full_ = Gpu::full_grid();
   }
 #endif
-  calibrate(gpu_ms);
+  calibrate(gpu_ms, products);
 }
 
 TaskWork::~TaskWork() {
@@ -143,15 +143,15 @@ TaskWork::~TaskWork() {
 // Products per task so that one task on the whole (idle) device takes E. The first call pays
 // for loading (cuBLAS picks and loads its kernels then), so it is not timed, and the estimate
 // is refined from the median of a few timed tasks.
-void TaskWork::calibrate(double gpu_ms) {
+void TaskWork::calibrate(double gpu_ms, std::uint32_t products) {
   auto timed_median = [this] {
     std::vector<double> t;
     for (int r = 0; r < 3; ++r) t.push_back(time_direct(full_));
     return median(std::move(t));
   };
-  products_ = 1;
+  products_ = std::max(1u, products);
   time_direct(full_);
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < (products ? 0 : 3); ++round) {
     alone_ms_ = timed_median();
     const double per_product = std::max(alone_ms_ / products_, 1e-4);
     products_ = std::max(1u, std::uint32_t(std::lround(gpu_ms / per_product)));

@@ -20,8 +20,9 @@ namespace coop::bench {
 class TaskWork {
  public:
   /// Throws std::invalid_argument for cuBLAS without the CUDA backend, std::runtime_error when
-  /// the device work fails or calibration computes a wrong product.
-  TaskWork(Runtime& rt, std::string kind, double gpu_ms);
+  /// the device work fails or calibration computes a wrong product. `products` > 0 skips the
+  /// calibration (another process's: the same task there, describe()["products"]).
+  TaskWork(Runtime& rt, std::string kind, double gpu_ms, std::uint32_t products = 0);
   ~TaskWork();
   TaskWork(const TaskWork&) = delete;
   TaskWork& operator=(const TaskWork&) = delete;
@@ -47,7 +48,7 @@ class TaskWork {
 
  private:
   struct Gpu;  // device matrices, stream and cuBLAS handle (defined where nvcc compiles)
-  void calibrate(double gpu_ms);
+  void calibrate(double gpu_ms, std::uint32_t products);
   double time_direct(std::uint32_t groups);
 
   std::string kind_;

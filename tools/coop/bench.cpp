@@ -18,6 +18,7 @@
 
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
+#include "coop/bench/processes.hpp"
 #include "coop/coop.hpp"
 #include "coop_commit.hpp"
 #include "options.hpp"
@@ -176,7 +177,7 @@ struct RunCounts {
 // --max-minutes (at least one runs, so that every invocation makes progress).
 RunCounts run_units(Runtime& rt, const json& config, bench::Store& store,
                     const std::vector<bench::Unit>& todo, const BenchOptions& o) {
-  bench::Runner runner(rt, config);
+  bench::Runner runner(rt, config, bench::self_exe());
   bench::Progress progress(todo, ::isatty(2) != 0);
   UnitWatchdog watchdog(rt, store, o.unit_timeout_s);
   RunCounts n;
@@ -335,10 +336,46 @@ int Bench::measure(Runtime& rt, const json& config, const std::string& config_na
   return code;
 }
 
+// `coop bench-child SPEC_FILE`: started by a colocate unit with a process background (see
+// bench::Runner::child); prints its result as one JSON line on stdout, or {"error": ...} before
+// failing, so that the unit can report why.
+class BenchChild : public Subcommand {
+ public:
+  const char* name() const override { return "bench-child"; }
+  const char* description() const override {
+    return "internal: one process of a coop bench colocate unit";
+  }
+  bool hidden() const override { return true; }
+  void add_options(CLI::App& app) override {
+    app.add_option("spec", spec_file_, "the unit's spec (JSON)")->required();
+  }
+  int run() override {
+    try {
+      std::ifstream in(spec_file_);
+      if (!in) throw std::invalid_argument("cannot read " + spec_file_);
+      const json spec = json::parse(in);
+      RuntimeOptions ro;
+      ro.backend = parse_backend(spec.at("backend"));
+      ro.device = spec.at("device");
+      Runtime rt(ro);
+      std::cout << bench::Runner::child(rt, spec).dump() << std::endl;
+      return exit_ok;
+    } catch (const std::exception& e) {
+      std::cout << json{{"error", e.what()}}.dump() << std::endl;
+      throw;
+    }
+  }
+
+ private:
+  std::string spec_file_;
+};
+
 }  // namespace
 
 std::unique_ptr<Subcommand> bench_command(std::string command_line) {
   return std::make_unique<Bench>(std::move(command_line));
 }
+
+std::unique_ptr<Subcommand> bench_child_command() { return std::make_unique<BenchChild>(); }
 
 }  // namespace coop::cli

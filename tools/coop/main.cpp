@@ -48,10 +48,12 @@ int main(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   commands.push_back(bench_command(command_line));
+  commands.push_back(bench_child_command());
   commands.push_back(fuzz_schedule_command());
   commands.push_back(stress_command());
   for (auto& c : commands) {
     CLI::App& sub = *app.add_subcommand(c->name(), c->description());
+    if (c->hidden()) sub.group("");
     c->add_options(sub);
     reject_negative_counts(sub);
   }

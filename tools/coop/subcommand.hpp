@@ -26,6 +26,8 @@ class Subcommand {
   virtual const char* name() const = 0;
   virtual const char* description() const = 0;
   virtual void add_options(CLI::App& app) = 0;
+  /// Internal subcommands (run by coop itself) are left out of --help.
+  virtual bool hidden() const { return false; }
   /// Returns the exit code; throws for the errors main maps to codes (see exit_code_for).
   virtual int run() = 0;
 };
@@ -35,6 +37,8 @@ std::unique_ptr<Subcommand> demo_command();
 std::unique_ptr<Subcommand> run_command();
 /// `command_line`: the invocation, recorded in the results.
 std::unique_ptr<Subcommand> bench_command(std::string command_line);
+/// Internal: one process of a colocate unit whose background is a process (bench::Runner::child).
+std::unique_ptr<Subcommand> bench_child_command();
 std::unique_ptr<Subcommand> fuzz_schedule_command();
 std::unique_ptr<Subcommand> stress_command();
 

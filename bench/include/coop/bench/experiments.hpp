@@ -31,7 +31,10 @@ std::vector<Unit> plan(const json& config);
 /// timings between them.
 class Runner {
  public:
-  Runner(Runtime& rt, json config);
+  /// `child_exe`: a program whose `bench-child SPEC_FILE` calls Runner::child (the coop
+  /// command), run for the colocate mechanisms whose background is a process; without it
+  /// those units fail with the reason.
+  Runner(Runtime& rt, json config, std::string child_exe = {});
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -41,6 +44,11 @@ class Runner {
   void prepare(const Unit& unit);
   /// Measures one unit; throws when it cannot run (with the reason).
   json run(const Unit& unit);
+  /// One side of a colocate unit whose background is a process, in that process: the request
+  /// stream ("role": "requests") or the app's back-to-back runs ("background"), as the spec
+  /// the unit wrote says. A requests side prints "ready" on stdout once its task is prepared.
+  /// Returns what the unit reads; throws with the reason.
+  static json child(Runtime& rt, const json& spec);
 
  private:
   struct State;
