@@ -429,26 +429,37 @@ def main():
     # The host's steps (call → request, grant → work, work → return), in runs that have them.
     host_steps = ("call_to_request", "grant_to_work", "work_to_return")
     with_host = any("host_steps_ms" in r for r in rows if r["mechanism"] == "coop-whole")
+    with_gpu = any("request_gpu_ms" in r for r in rows if r["mechanism"] == "coop-whole")
     for r in rows:
         if r["mechanism"] == "coop-whole" and "task_run_ms" in r:
             gm, rm = r["gather_ms"], r["task_run_ms"]
+            gpu = ""
+            if with_gpu:
+                q = r.get("request_gpu_ms")
+                gpu = f" {q['p50']:.3f} / {q['p99']:.3f} |" if q else " — |"
             host = ""
             if with_host:
                 h = r.get("host_steps_ms", {})
                 host = "".join(f" {h[k]['p50']:.3f} / {h[k]['p99']:.3f} |" if k in h else " — |"
                                for k in host_steps)
             parts.append(f"| {r['load']:.0%} | {gm['p50']:.3f} / {gm['p99']:.3f} | "
-                         f"{rm['p50']:.3f} / {rm['p99']:.3f} |{host} {r['latency_ms']['p50']:.3f} / "
+                         f"{rm['p50']:.3f} / {rm['p99']:.3f} |{gpu}{host} {r['latency_ms']['p50']:.3f} / "
                          f"{r['latency_ms']['p99']:.3f} |")
     if parts:
         out.append("\nWhere a coop-whole request's time goes (ms, p50 / p99; the rest is queueing behind "
                    "earlier requests):\n")
         host_head = (" host: call → request | host: grant → work | host: work done → caller has it |"
                      if with_host else "")
-        out.append("| load | gather (request → workgroups free) | the request's kernels |" + host_head +
-                   " request latency |")
-        out.append("|---|---|---|" + ("---|---|---|" if with_host else "") + "---|")
+        gpu_head = " their span on the GPU |" if with_gpu else ""
+        out.append("| load | gather (request → workgroups free) | the request's kernels |" + gpu_head +
+                   host_head + " request latency |")
+        out.append("|---|---|---|" + ("---|" if with_gpu else "") +
+                   ("---|---|---|" if with_host else "") + "---|")
         out.extend(parts)
+        if with_gpu and "alone_gpu_ms" in req:
+            out.append(f"\nThe request's kernels span {req['alone_gpu_ms']['p50']:.3f} ms p50 on the "
+                       "GPU alone (an event before the first, one after the last; launch gaps "
+                       "included).")
     out.append(f"""
 What bounds coop's latency here: a request waits for the job's workgroups to reach their next
 offer, which comes {interval_text}; then the host learns that they left and launches the

@@ -670,12 +670,12 @@ int main(int argc, char** argv) {
         });
         bg.finish();
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
-        print_gpu_span(spans);
         record("interrupt-relaunch", load, l, rate,
                {{"request_gpu_ms", lat_json(spans)},
                 {"offer_steps", o.offer_steps},
                 {"launches", bg.launches()},
                 {"tiles_resumed", g.resumed()}});
+        print_gpu_span(spans);
       }
       // Green contexts: a static split, requests on `part` SMs, the GEMM on the rest.
       for (unsigned part : {16u, 32u, 64u}) {
