@@ -480,15 +480,20 @@ than half of the device's time and queue without bound: a share suits requests t
 rest of the device busy, not a load that needs it all.
 
 Read the tails within one run. A p99 over a few hundred requests moves with the host: in twelve
-runs at 30 % load on lent H100s on 2026-11-25 (`results/2026-11-25-h100-control-writes/`,
-visits A and E–G, and `results/2026-11-25-h100-barrier-view/`, visits L2–L4 and L6; builds of
-that day that differ only away from this benchmark's code) the requests-only floor's p99
-ranged 1.2–2.9 ms and coop-whole's 1.6–11.3 ms, its median 0.54–0.89 ms. Checkpoint, exit and
-relaunch (`interrupt-relaunch`) is as fast here: in the four runs L2–L4 and L6 its p99 at 30 %
-was 1.45–2.20 ms against coop-whole-at-request's 1.66–3.35 and coop-whole's 1.59–4.75, and it
-kept 0.69 of the background against 0.64–0.67 and 0.60–0.66. This GEMM's tiles park at their
-next checkpoint within tens of microseconds, so a relaunch costs little. coop's edge is where stopping a kernel loses work or state (the apps
-below: their phases and work queues cannot be relaunched for free).
+runs at 30 % load on lent H100s on 2026-11-25 with builds in which the caller of
+`TaskHandle::record()` slept at once (`results/2026-11-25-h100-control-writes/`, visits A and
+E–G, and `results/2026-11-25-h100-barrier-view/`, visits L2–L4 and L6) the requests-only
+floor's p99 ranged 1.2–2.9 ms and coop-whole's 1.6–11.3 ms, its median 0.54–0.89 ms. That
+wait's wake-up cost every request ~30 µs of service time, and every request queued behind it
+paid it again; since the wait spins first (9499111), an A/B in one visit at 30 % gave
+coop-whole 0.55–0.61 ms p50 and 2.7–4.1 ms p99 against 0.66–0.79 and 4.9–10.0 before, the floor
+2.4–2.5 (`results/2026-11-25-h100-process-and-wait/`, M2), and the run above is within 0.11 ms
+of the floor's p99 at 30 %. Checkpoint, exit and relaunch (`interrupt-relaunch`) is about as
+fast on this GEMM (in the runs before the spin its p99 at 30 % was 1.45–2.20 ms against
+coop-whole-at-request's 1.66–3.35; in M2 3.1–3.7 against 2.8–4.1; above 1.70 against 1.38):
+its tiles park at their next checkpoint within tens of microseconds, so a relaunch costs
+little. coop's edge is where stopping a kernel loses work or state (the apps below: their
+phases and work queues cannot be relaunched for free).
 """)
     out.append("")
     if a.bench:
