@@ -13,9 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "coop/bench/harness.hpp"
 
@@ -101,10 +103,15 @@ class MpsDaemon {
       remove_dir();
       throw std::runtime_error("nvidia-cuda-mps-control -d failed (no MPS here?)");
     }
+    std::lock_guard lock(running_mu());
+    running().push_back(env_);
   }
   ~MpsDaemon() {
-    if (std::system(("echo quit | " + env_ + "nvidia-cuda-mps-control").c_str()) != 0)
-      std::fprintf(stderr, "stopping the MPS daemon failed\n");
+    {
+      std::lock_guard lock(running_mu());
+      std::erase(running(), env_);
+    }
+    if (!quit(env_)) std::fprintf(stderr, "stopping the MPS daemon failed\n");
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the server exits after its clients
     remove_dir();
   }
@@ -112,7 +119,26 @@ class MpsDaemon {
   MpsDaemon& operator=(const MpsDaemon&) = delete;
   const std::string& env() const { return env_; }
 
+  /// Asks every daemon still running to quit, for a process about to end without unwinding
+  /// (`coop bench --unit-timeout`): a daemon left behind would keep serving the GPU.
+  static void quit_all() {
+    std::lock_guard lock(running_mu());
+    for (const std::string& env : running()) quit(env);
+    running().clear();
+  }
+
  private:
+  static bool quit(const std::string& env) {
+    return std::system(("echo quit | " + env + "nvidia-cuda-mps-control").c_str()) == 0;
+  }
+  static std::mutex& running_mu() {
+    static std::mutex mu;
+    return mu;
+  }
+  static std::vector<std::string>& running() {
+    static std::vector<std::string> envs;
+    return envs;
+  }
   void remove_dir() {
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
