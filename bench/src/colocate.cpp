@@ -233,16 +233,8 @@ struct ProcessSides {
                TaskWork& work, const json& request, double load, double alone_ms,
                std::uint64_t seed, double seconds, double max_seconds) {
     check(mech, exe, rt);
-    char tmpl[] = "/tmp/coop-colocate-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make a folder for the processes");
-    const std::filesystem::path dir = tmpl;
-    struct Cleanup {
-      std::filesystem::path dir;
-      ~Cleanup() {
-        std::error_code ignored;
-        std::filesystem::remove_all(dir, ignored);
-      }
-    } cleanup{dir};
+    const TempFolder folder("coop-colocate");  // the clock, the specs, the graph
+    const std::filesystem::path& dir = folder.path();
     KernelClock clock((dir / "clock").string(), true);
     const json side{{"config", config},
                     {"pair", pair},

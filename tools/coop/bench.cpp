@@ -154,7 +154,7 @@ class UnitWatchdog {
                {{"error", why}, {"timed_out", true}, {"state", state}, {"finished", utc_now()}});
     std::fprintf(stderr, "\n%s %s: recorded as failed; stopping (exit 4), rerun to continue\n%s",
                  running_->key.c_str(), why, state.c_str());
-    bench::MpsDaemon::quit_all();  // a process background's daemon, if the unit had one
+    bench::Leftovers::undo_all();  // a process background's MPS daemon and temporary folder
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(exit_runtime);

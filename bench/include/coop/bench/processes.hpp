@@ -1,7 +1,8 @@
 // Co-location between processes, as users share a GPU between programs: child processes run
-// through the shell, and an MPS control daemon started and stopped within one run. Used by
-// `coop bench --config colocate` (background "process") and coop_bench_colocate
-// (`--only processes`). POSIX; header-only so that the micro-benchmarks can use it.
+// through the shell, temporary folders, and an MPS control daemon started and stopped within
+// one run. Used by `coop bench --config colocate` (background "process") and
+// coop_bench_colocate (`--only processes`). POSIX; header-only so that the micro-benchmarks can
+// use it.
 #pragma once
 
 #include <stdio.h>
@@ -10,13 +11,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "coop/bench/harness.hpp"
@@ -90,60 +94,95 @@ inline std::string self_exe() {
   return std::string(path, std::size_t(n));
 }
 
+/// What this process leaves on the machine while a unit runs (temporary folders, MPS daemons):
+/// each owner undoes its own when destroyed; undo_all() undoes what is left, newest first, for
+/// a process that must end without unwinding (`coop bench --unit-timeout`).
+class Leftovers {
+ public:
+  /// Registers how to undo one thing; returns the ticket that drop() takes.
+  static std::uint64_t add(std::function<void()> undo) {
+    std::lock_guard lock(state().mu);
+    state().undo.emplace_back(++state().tickets, std::move(undo));
+    return state().tickets;
+  }
+  /// Its owner undid it.
+  static void drop(std::uint64_t ticket) {
+    std::lock_guard lock(state().mu);
+    std::erase_if(state().undo, [&](const auto& u) { return u.first == ticket; });
+  }
+  static void undo_all() {
+    std::lock_guard lock(state().mu);
+    for (auto it = state().undo.rbegin(); it != state().undo.rend(); ++it) it->second();
+    state().undo.clear();
+  }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::uint64_t tickets = 0;
+    std::vector<std::pair<std::uint64_t, std::function<void()>>> undo;
+  };
+  static State& state() {
+    static State s;
+    return s;
+  }
+};
+
+/// A new folder under /tmp (`/tmp/PREFIX-XXXXXX`), removed with what it holds when destroyed.
+class TempFolder {
+ public:
+  explicit TempFolder(const std::string& prefix) {
+    std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot make a folder " + tmpl);
+    path_ = tmpl;
+    ticket_ = Leftovers::add([p = path_] { remove(p); });
+  }
+  ~TempFolder() {
+    Leftovers::drop(ticket_);
+    remove(path_);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  static void remove(const std::filesystem::path& p) {
+    std::error_code ignored;
+    std::filesystem::remove_all(p, ignored);
+  }
+  std::filesystem::path path_;
+  std::uint64_t ticket_ = 0;
+};
+
 /// An MPS control daemon with a private pipe directory, started and stopped within this run
 /// (the GPU's settings are left alone). env() goes in front of each client's command.
 class MpsDaemon {
  public:
-  MpsDaemon() {
-    char tmpl[] = "/tmp/coop-mps-XXXXXX";
-    if (!mkdtemp(tmpl)) throw std::runtime_error("cannot make the MPS pipe directory");
-    dir_ = tmpl;
-    env_ = "CUDA_MPS_PIPE_DIRECTORY=" + dir_ + " CUDA_MPS_LOG_DIRECTORY=" + dir_ + " ";
-    if (std::system((env_ + "nvidia-cuda-mps-control -d").c_str()) != 0) {
-      remove_dir();
+  MpsDaemon()
+      : dir_("coop-mps"),
+        env_("CUDA_MPS_PIPE_DIRECTORY=" + dir_.path().string() +
+             " CUDA_MPS_LOG_DIRECTORY=" + dir_.path().string() + " ") {
+    if (std::system((env_ + "nvidia-cuda-mps-control -d").c_str()) != 0)
       throw std::runtime_error("nvidia-cuda-mps-control -d failed (no MPS here?)");
-    }
-    std::lock_guard lock(running_mu());
-    running().push_back(env_);
+    // A daemon left behind would keep serving the GPU.
+    ticket_ = Leftovers::add([env = env_] { quit(env); });
   }
   ~MpsDaemon() {
-    {
-      std::lock_guard lock(running_mu());
-      std::erase(running(), env_);
-    }
+    Leftovers::drop(ticket_);
     if (!quit(env_)) std::fprintf(stderr, "stopping the MPS daemon failed\n");
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the server exits after its clients
-    remove_dir();
   }
   MpsDaemon(const MpsDaemon&) = delete;
   MpsDaemon& operator=(const MpsDaemon&) = delete;
   const std::string& env() const { return env_; }
 
-  /// Asks every daemon still running to quit, for a process about to end without unwinding
-  /// (`coop bench --unit-timeout`): a daemon left behind would keep serving the GPU.
-  static void quit_all() {
-    std::lock_guard lock(running_mu());
-    for (const std::string& env : running()) quit(env);
-    running().clear();
-  }
-
  private:
   static bool quit(const std::string& env) {
     return std::system(("echo quit | " + env + "nvidia-cuda-mps-control").c_str()) == 0;
   }
-  static std::mutex& running_mu() {
-    static std::mutex mu;
-    return mu;
-  }
-  static std::vector<std::string>& running() {
-    static std::vector<std::string> envs;
-    return envs;
-  }
-  void remove_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string dir_, env_;
+  TempFolder dir_;  // first: the daemon's pipes live in it
+  std::string env_;
+  std::uint64_t ticket_ = 0;
 };
 
 }  // namespace coop::bench
