@@ -111,6 +111,11 @@ void KernelClock::set(bool on) {
     throw std::length_error("kernel clock: more than a million app runs in one unit");
   const clk::time_point t = clk::now();
   const double banked = r.banked + (r.running ? ms_between(r.since, t) : 0);
+  // The span first: a reader that sees the clock running finds its span in wall_at().
+  if (on) {
+    s_->span[n] = {banked, to_ns(t)};
+    s_->spans.store(n + 1, std::memory_order_release);
+  }
   const std::uint64_t seq = s_->seq.load(std::memory_order_relaxed);
   s_->seq.store(seq + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -118,10 +123,6 @@ void KernelClock::set(bool on) {
   s_->since_ns.store(to_ns(t), std::memory_order_relaxed);
   s_->running.store(on ? 1 : 0, std::memory_order_relaxed);
   s_->seq.store(seq + 2, std::memory_order_release);
-  if (on) {
-    s_->span[n] = {banked, to_ns(t)};
-    s_->spans.store(n + 1, std::memory_order_release);
-  }
 }
 
 clk::time_point KernelClock::wall_at(double kernel_ms) const {
