@@ -170,6 +170,17 @@ void JobCore::start_thread(std::uint32_t id, std::function<void()> body) {
   threads_.emplace_back(std::move(body));
 }
 
+void JobCore::start_threads(std::uint32_t m,
+                            const std::function<std::function<void()>(std::uint32_t)>& body) {
+  std::lock_guard lock(mu_);
+  reap_locked();
+  live_ += m;
+  for (std::uint32_t id = 0; id < m; ++id) {
+    wait_[id].state.store(1);
+    threads_.emplace_back(body(id));
+  }
+}
+
 void JobCore::reap_locked() {
   if (exited_threads_.empty()) return;
   for (auto it = threads_.begin(); it != threads_.end();) {

@@ -223,10 +223,16 @@ class Job : public JobCore {
   void start_group(std::uint32_t id, int resume, const transmit_t<K>& t) {
     start_thread(id, [this, id, resume, t] { run_group(id, resume, t); });
   }
+  /// Workgroups [0, m) at `resume` (a run's start or restart).
+  void start_groups(std::uint32_t m, int resume, const transmit_t<K>& t) {
+    start_threads(m, [this, resume, &t](std::uint32_t id) -> std::function<void()> {
+      return [this, id, resume, t] { run_group(id, resume, t); };
+    });
+  }
 
   void launch(std::uint32_t m0, const transmit_t<K>& t0) {
     start(m0);
-    for (std::uint32_t id = 0; id < m0; ++id) start_group(id, 0, t0);
+    start_groups(m0, 0, t0);
   }
 
   /// Workgroup 0 at the resizing barrier that suspends the job.
@@ -236,9 +242,7 @@ class Job : public JobCore {
   }
 
  protected:
-  void restart_groups(std::uint32_t m) override {
-    for (std::uint32_t id = 0; id < m; ++id) start_group(id, resume_site_, resume_transmit_);
-  }
+  void restart_groups(std::uint32_t m) override { start_groups(m, resume_site_, resume_transmit_); }
 
  private:
   struct FiberArg {

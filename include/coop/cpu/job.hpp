@@ -87,6 +87,11 @@ class JobCore : public detail::JobState {
   void start(std::uint32_t m0);
   /// Starts workgroup `id` on a new thread; `body` runs it.
   void start_thread(std::uint32_t id, std::function<void()> body);
+  /// Workgroups [0, m), each `body(id)`, counted live together before any runs: one that ends
+  /// at once cannot end the run (and take the scheduler's lock, which a restart holds) while
+  /// the others are still being started.
+  void start_threads(std::uint32_t m,
+                     const std::function<std::function<void()>(std::uint32_t)>& body);
   /// A workgroup's thread is done with it (killed, finished or aborted).
   void group_exit(std::uint32_t id, bool finished_normally);
   using JobState::record_membership;
