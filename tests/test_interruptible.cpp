@@ -404,4 +404,13 @@ TEST(Preemption, PolicyParsesAndNames) {
   EXPECT_EQ(PreemptionPolicy::parse("cooperative").mode, PreemptionPolicy::Mode::shrink);
   EXPECT_THROW(PreemptionPolicy::parse("hybrid:2"), std::invalid_argument);
   EXPECT_THROW(PreemptionPolicy::parse("sometimes"), std::invalid_argument);
+  // Workgroup 0 pauses for a task by default; ",no-pause" keeps it working.
+  EXPECT_TRUE(PreemptionPolicy::parse("shrink").pause_kept);
+  const PreemptionPolicy kept = PreemptionPolicy::parse("hybrid:0.25,no-pause");
+  EXPECT_FALSE(kept.pause_kept);
+  EXPECT_EQ(kept.suspend_above, 0.25);
+  EXPECT_EQ(kept.name(), "hybrid:0.25,no-pause");
+  EXPECT_EQ(PreemptionPolicy::parse("shrink,no-pause").name(), "shrink,no-pause");
+  EXPECT_THROW(PreemptionPolicy::parse(",no-pause"), std::invalid_argument);
+  EXPECT_THROW(PreemptionPolicy::parse("shrink,pause"), std::invalid_argument);
 }

@@ -23,9 +23,13 @@ namespace {
 /// A job as the scheduler sees it, driven by the test: it reports the M the test sets.
 struct ScriptedJob : detail::JobControl {
   std::atomic<std::uint32_t> active{0}, target{0};
+  std::atomic<bool> paused{false};
   std::atomic<int> preempts{0};
   std::uint32_t reported_active() const override { return active; }
-  void set_target(std::uint32_t t) override { target = t; }
+  void set_target(std::uint32_t t, bool pause) override {
+    target = t;
+    paused = pause;
+  }
   Preemption preemption() const override { return Preemption::suspend; }
   void preempt() override { ++preempts; }
 };
@@ -60,6 +64,102 @@ TEST(Scheduler, ARequestDuringARestartLeavesTheJobFreeToGrowBack) {
   s.membership_changed(&job);
   s.drop_requested(second);
   EXPECT_EQ(job.target, 8u) << "the job was not grown back";
+  job.active = 0;
+  s.job_finished(&job);
+}
+
+// A task that takes a job down to workgroup 0 pauses that workgroup (target 1 sent with the
+// pause) while it waits and runs, by kills and by the suspend path alike, unless the policy
+// says ",no-pause"; a task that leaves the job more never pauses it, and it goes on once no task
+// runs, also when the job cannot be grown (a cap of 1).
+TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
+  for (const char* policy : {"shrink", "suspend", "hybrid", "shrink,no-pause"}) {
+    SCOPED_TRACE(policy);
+    const bool pauses = std::string(policy).find("no-pause") == std::string::npos;
+    detail::Scheduler s(8);
+    s.set_preemption(PreemptionPolicy::parse(policy));
+    ScriptedJob job;
+    ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+    job.active = 8;
+    s.membership_changed(&job);
+    // Half the job: only the suspend policy takes the job down to workgroup 0 for it.
+    const bool half_pauses = std::string(policy) == "suspend";
+    auto half = s.request_task(4, 4, 0);
+    EXPECT_EQ(bool(job.paused), half_pauses);
+    job.active = 4;
+    s.membership_changed(&job);
+    s.run_requested(half, [&] { EXPECT_EQ(bool(job.paused), half_pauses); });
+    EXPECT_FALSE(job.paused);
+    // The job gets to its target, and then grows back to N.
+    for (int step = 0; step < 2; ++step) {
+      job.active = job.target.load();
+      s.membership_changed(&job);
+    }
+    ASSERT_EQ(job.active, 8u);
+    auto whole = s.request_task(7, 7, 0);
+    EXPECT_EQ(job.target, 1u);
+    EXPECT_EQ(bool(job.paused), pauses);
+    job.active = 1;
+    s.membership_changed(&job);
+    s.run_requested(whole, [&] { EXPECT_EQ(bool(job.paused), pauses); });
+    EXPECT_FALSE(job.paused) << "workgroup 0 stays paused after the task";
+    EXPECT_EQ(job.target, 8u);
+    job.active = 0;
+    s.job_finished(&job);
+  }
+  // A request that needs the job's workgroup 0 too (here: all 8 units) waits for the job to end
+  // or suspend, which a paused workgroup 0 would never do: it is not paused, and a job paused
+  // for a running task goes on when such a request arrives.
+  for (const char* policy : {"shrink", "hybrid"}) {
+    SCOPED_TRACE(policy);
+    detail::Scheduler s(8);
+    s.set_preemption(PreemptionPolicy::parse(policy));
+    ScriptedJob job;
+    ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+    job.active = 8;
+    s.membership_changed(&job);
+    auto everything = s.request_task(8, 8, 0);
+    EXPECT_EQ(job.target, 1u);
+    EXPECT_FALSE(job.paused) << "paused although the request waits for the job's end";
+    s.drop_requested(everything);
+    job.active = job.target.load();
+    s.membership_changed(&job);
+    ASSERT_EQ(job.target, 8u);
+    job.active = 8;
+    s.membership_changed(&job);
+    auto whole = s.request_task(7, 7, 0);
+    job.active = 1;
+    s.membership_changed(&job);
+    ASSERT_TRUE(s.granted(whole));
+    EXPECT_TRUE(job.paused);
+    // A second request for one unit while the first runs: the running task's end serves it.
+    auto one = s.request_task(1, 1, 0);
+    EXPECT_TRUE(job.paused);
+    // One for all 8: only the job's end could serve it.
+    auto all = s.request_task(8, 8, 0);
+    EXPECT_FALSE(job.paused) << "a request waiting for the job's end left it paused";
+    s.drop_requested(all);
+    s.drop_requested(one);
+    s.run_requested(whole, [] {});
+    EXPECT_FALSE(job.paused);
+    job.active = 0;
+    s.job_finished(&job);
+  }
+  // A job capped at 1 is never grown after the task: it must still be told to go on.
+  detail::Scheduler s(8);
+  s.set_preemption(PreemptionPolicy::parse("shrink"));
+  ScriptedJob job;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{.policy = Policy::capped(2)}, 8), 2u);
+  job.active = 2;
+  s.membership_changed(&job);
+  auto all = s.request_task(7, 7, 0);
+  EXPECT_TRUE(job.paused);
+  job.active = 1;
+  s.membership_changed(&job);
+  s.set_cap(&job, 1);
+  s.run_requested(all, [] {});
+  EXPECT_FALSE(job.paused) << "a job at its limit stays paused after the task";
+  EXPECT_EQ(job.target, 1u);
   job.active = 0;
   s.job_finished(&job);
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -450,4 +452,132 @@ TEST(Semantics, SuspendAndResumeContinueFromTheBarrier) {
     if (r > 0 && m[r] != m[r - 1]) ++resumed_rounds;
   }
   EXPECT_GE(resumed_rounds, 2u);
+}
+
+namespace {
+
+// Workgroup 0 counts its rounds; every workgroup offers to leave and asks to grow in each, or
+// (at_barrier) meets a resizing barrier instead. The workgroups stop together once the host
+// sets `stop`: at the offers as they see it, at the barriers in the round after workgroup 0
+// saw it (a barrier's members must agree on the last round).
+struct Heartbeat {
+  struct Params {
+    std::uint64_t* beats;  // rounds workgroup 0 has run
+    std::uint32_t* stop;
+    std::uint32_t* last;  // at_barrier: the last round, once workgroup 0 has seen `stop`
+    std::uint32_t at_barrier;
+  };
+  struct Transmit {
+    std::uint32_t round = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    for (;; ++t.round) {
+      if (ctx.local_id() == 0 && ctx.group_id() == 0)
+        atomic_ref<std::uint64_t>(*p.beats).fetch_add(1);
+      ctx.pause();
+      if (p.at_barrier) {
+        if (ctx.local_id() == 0 && ctx.group_id() == 0 &&
+            atomic_ref<std::uint32_t>(*p.stop).load() != 0 &&
+            atomic_ref<std::uint32_t>(*p.last).load() == 0)
+          atomic_ref<std::uint32_t>(*p.last).store(t.round + 1);
+        COOP_RESIZING_BARRIER(ctx);
+        const std::uint32_t last = ctx.broadcast(atomic_ref<std::uint32_t>(*p.last).load());
+        if (last != 0 && t.round >= last) break;
+      } else {
+        COOP_OFFER_KILL(ctx);
+        COOP_REQUEST_FORK(ctx);
+        if (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) != 0) break;
+      }
+    }
+    COOP_END(ctx);
+  }
+};
+
+std::uint64_t beats_of(std::uint64_t* beats) { return atomic_ref<std::uint64_t>(*beats).load(); }
+
+/// Polls `done` for up to `limit`; true once it holds.
+template <class F>
+bool eventually(F&& done, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+// A task that takes all but workgroup 0 of a job pauses that workgroup at its next offer or
+// resizing barrier until the task ends (PreemptionPolicy::pause_kept); with ",no-pause" it works
+// on beside the task. Afterwards the job goes on and grows back.
+void expect_pause(const char* policy, bool at_barrier) {
+  SCOPED_TRACE(std::string(policy) + (at_barrier ? ", resizing barriers" : ", offers"));
+  const bool pauses = std::string(policy).find("no-pause") == std::string::npos;
+  auto rt = test::make_runtime(6);
+  rt->set_preemption(PreemptionPolicy::parse(policy));
+  Managed<std::uint64_t> beats;
+  Managed<std::uint32_t> stop, last;
+  auto job = rt->launch<Heartbeat>({.max_groups = 6, .threads = 2},
+                                   {beats.get(), stop.get(), last.get(), at_barrier ? 1u : 0u});
+  ASSERT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)));
+  std::uint64_t during = 0;
+  rt->run_fraction(1.0, [&](Task&) {
+    EXPECT_EQ(job.active_groups(), 1u);
+    // Workgroup 0 is alone from here on and pauses at the first offer or barrier it meets.
+    const std::uint64_t first = beats_of(beats.get());
+    if (pauses) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      during = beats_of(beats.get()) - first;
+    } else {
+      EXPECT_TRUE(
+          eventually([&] { return beats_of(beats.get()) >= first + 3; }, std::chrono::seconds(10)))
+          << "workgroup 0 did not work beside the task";
+    }
+  });
+  if (pauses) {
+    EXPECT_LE(during, 1u) << "workgroup 0 worked on beside the task";
+  }
+  const std::uint64_t after = beats_of(beats.get());
+  EXPECT_TRUE(
+      eventually([&] { return beats_of(beats.get()) > after + 3; }, std::chrono::seconds(10)))
+      << "workgroup 0 did not go on after the task";
+  EXPECT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)))
+      << "the job did not grow back";
+  atomic_ref<std::uint32_t>(*stop.get()).store(1);
+  job.wait();
+}
+
+}  // namespace
+
+TEST(Semantics, WorkgroupZeroPausesWhileATaskHoldsTheRestOfItsJob) {
+  COOP_SKIP_UNDER_SANITIZER();
+  expect_pause("shrink", false);
+  expect_pause("hybrid", false);  // the suspend path: no resizing barrier, kills to workgroup 0
+  expect_pause("shrink", true);
+  expect_pause("shrink,no-pause", false);
+}
+
+// A paused job can still be cancelled: its workgroup 0 leaves at once, not after the task.
+TEST(Semantics, APausedJobCanBeCancelled) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(6);
+  Managed<std::uint64_t> beats;
+  Managed<std::uint32_t> stop, last;
+  auto job = rt->launch<Heartbeat>({.max_groups = 6, .threads = 2},
+                                   {beats.get(), stop.get(), last.get(), 0});
+  ASSERT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)));
+  std::atomic<bool> release{false};
+  TaskHandle task = rt->submit_fraction(
+      1.0, [&](Task&) { eventually([&] { return release.load(); }, std::chrono::seconds(30)); }, 0,
+      TaskLaunch::after_gather);
+  ASSERT_TRUE(eventually([&] { return job.active_groups() == 1; }, std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // to its pause
+  EXPECT_TRUE(job.cancel());
+  EXPECT_TRUE(eventually([&] { return job.done(); }, std::chrono::seconds(10)))
+      << "a paused workgroup 0 did not see the cancellation";
+  EXPECT_THROW(job.wait(), job_cancelled);
+  EXPECT_FALSE(task.done());
+  release = true;
+  task.wait();
 }

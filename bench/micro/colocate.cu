@@ -708,18 +708,26 @@ int main(int argc, char** argv) {
       // the whole-device form also with offers only between tiles (what bounds the wait).
       // coop-whole-at-request enqueues the request's kernels at once, behind the release the
       // leaving workgroups write (TaskLaunch::at_request), not after the host sees them leave.
+      // coop-whole-no-pause keeps the job's workgroup 0 computing beside the request (the
+      // policy's ",no-pause"), the others pause it while the request runs.
       struct CoopForm {
         const char* name;
         double share;
         std::uint32_t offer_steps;
         TaskLaunch launch = TaskLaunch::after_gather;
+        bool pause_kept = true;
       };
       std::vector<CoopForm> forms = {
           {"coop-half", 0.5, o.offer_steps},
           {"coop-whole", 1.0, o.offer_steps},
+          {"coop-whole-no-pause", 1.0, o.offer_steps, TaskLaunch::after_gather, false},
           {"coop-whole-at-request", 1.0, o.offer_steps, TaskLaunch::at_request}};
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
+      const PreemptionPolicy policy = rt.preemption();
       for (const CoopForm& f : forms) {
+        PreemptionPolicy form_policy = policy;
+        form_policy.pause_kept = f.pause_kept;
+        rt.set_preemption(form_policy);
         g.offer_steps = f.offer_steps;
         Job job = start_coop();
         const double fraction = f.share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : f.share;
@@ -745,6 +753,7 @@ int main(int argc, char** argv) {
         record(f.name, load, l, rate,
                {{"fraction", fraction},
                 {"task_launch", task_launch_name(f.launch)},
+                {"preemption", form_policy.name()},
                 {"groups", job.max_groups()},
                 {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},
@@ -770,6 +779,7 @@ int main(int argc, char** argv) {
             "", hb.median(), hg.median(), ha.median());
         print_gpu_span(spans);
       }
+      rt.set_preemption(policy);
       g.offer_steps = o.offer_steps;
     }
     out["rows"] = rows;

@@ -104,11 +104,18 @@ struct PreemptionPolicy {
   /// hybrid: the fraction of the device above which a request suspends whole jobs. The default
   /// comes from measurement (docs/interruptible.md, "Choosing the hybrid threshold").
   double suspend_above = 0.5;
+  /// A job shrunk to its workgroup 0 for a task pauses that workgroup at its next offer_kill or
+  /// resizing barrier until no task runs: it waits without computing, so that the task's
+  /// blocks on its SM are not starved of issue slots (on an H100 a compute-bound workgroup 0
+  /// slowed a request's cuBLAS kernels by 7-8 %: docs/cuda-backend.md, "Pausing workgroup 0").
+  /// false: workgroup 0 works on beside the task.
+  bool pause_kept = true;
 
-  /// "shrink", "suspend" or "hybrid:F".
+  /// "shrink", "suspend" or "hybrid:F", with ",no-pause" when pause_kept is false.
   std::string name() const;
   /// Parses "shrink", "suspend", "hybrid" or "hybrid:F" (and the former names "cooperative" for
-  /// shrink, "kernel" for suspend); throws std::invalid_argument.
+  /// shrink, "kernel" for suspend), each optionally followed by ",no-pause"; throws
+  /// std::invalid_argument.
   static PreemptionPolicy parse(const std::string& text);
 };
 

@@ -153,8 +153,9 @@ std::uint32_t JobCore::reported_active() const {
   return detail::active_of(detail::atomic<std::uint64_t>(channel_->membership).load());
 }
 
-void JobCore::set_target(std::uint32_t target) {
-  detail::atomic<std::uint32_t>(channel_->target).store(target);
+void JobCore::set_target(std::uint32_t target, bool pause_kept) {
+  detail::atomic<std::uint32_t>(channel_->target)
+      .store(detail::device_target(target, pause_kept, channel_->flags));
 }
 
 void JobCore::start(std::uint32_t m0) {

@@ -131,7 +131,8 @@ void JobCore::stage_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
   pending_.push_back({&state_->release_armed, armed, false});
 }
 
-void JobCore::set_target(std::uint32_t target) {
+void JobCore::set_target(std::uint32_t target, bool pause_kept) {
+  target = coop::detail::device_target(target, pause_kept, flags_);
   target_.store(target);
   // In one batch with the release slots armed for it just before (Scheduler::set_target).
   write_control(&state_->channel.target, target);

@@ -25,7 +25,7 @@ class InterruptibleJob final : public JobControl {
     std::lock_guard lock(mu_);
     return held_ ? groups_ : 0;
   }
-  void set_target(std::uint32_t) override {}
+  void set_target(std::uint32_t, bool) override {}
   Preemption preemption() const override { return Preemption::whole; }
   void preempt() override {
     {

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "coop/policy.hpp"
 
@@ -50,21 +51,28 @@ Policy Policy::parse(const std::string& text) {
 }
 
 std::string PreemptionPolicy::name() const {
+  const char* pause = pause_kept ? "" : ",no-pause";
   switch (mode) {
     case Mode::shrink:
-      return "shrink";
+      return std::string("shrink") + pause;
     case Mode::suspend:
-      return "suspend";
+      return std::string("suspend") + pause;
     case Mode::hybrid:
       break;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "hybrid:%g", suspend_above);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "hybrid:%g%s", suspend_above, pause);
   return buf;
 }
 
-PreemptionPolicy PreemptionPolicy::parse(const std::string& text) {
+PreemptionPolicy PreemptionPolicy::parse(const std::string& given) {
   PreemptionPolicy p;
+  std::string text = given;
+  constexpr std::string_view no_pause = ",no-pause";
+  if (text.size() > no_pause.size() && text.ends_with(no_pause)) {
+    p.pause_kept = false;
+    text.resize(text.size() - no_pause.size());
+  }
   if (text == "shrink" || text == "cooperative") {
     p.mode = Mode::shrink;
   } else if (text == "suspend" || text == "kernel") {
@@ -77,11 +85,12 @@ PreemptionPolicy PreemptionPolicy::parse(const std::string& text) {
     char* end = nullptr;
     p.suspend_above = std::strtod(f.c_str(), &end);
     if (f.empty() || *end != '\0' || !(p.suspend_above >= 0.0 && p.suspend_above <= 1.0))
-      throw std::invalid_argument("preemption '" + text +
+      throw std::invalid_argument("preemption '" + given +
                                   "': expected a fraction in [0, 1] after 'hybrid:'");
   } else {
-    throw std::invalid_argument("unknown preemption '" + text +
-                                "' (expected shrink, suspend, hybrid or hybrid:F)");
+    throw std::invalid_argument("unknown preemption '" + given +
+                                "' (expected shrink, suspend, hybrid or hybrid:F, optionally "
+                                "followed by ,no-pause)");
   }
   return p;
 }

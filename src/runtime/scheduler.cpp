@@ -128,11 +128,12 @@ std::uint32_t Scheduler::limit_of(const JobEntry& e) const {
   return e.n;
 }
 
-void Scheduler::set_target(JobEntry& e, std::uint32_t t) {
+void Scheduler::set_target(JobEntry& e, std::uint32_t t, bool pause) {
   // Armed before the target is sent, so that the job sees the slot when it acts on the target.
   if (arming_ && t < e.job->reported_active()) arming_->arm(*e.job, t);
   e.target = t;
-  e.job->set_target(t);
+  e.paused = pause;
+  e.job->set_target(t, pause);
 }
 
 std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
@@ -287,7 +288,7 @@ std::uint32_t Scheduler::admit(JobControl* job, const LaunchConfig& cfg, std::ui
   if (!reserved) m0 += spare_groups(e, m0, limit_of(e) - m0);
   e.target = reserved ? n : m0;
   jobs_.push_back(e);
-  job->set_target(e.target);
+  job->set_target(e.target, false);
   dispatch();
   return m0;
 }
@@ -374,7 +375,15 @@ void Scheduler::dispatch() {
       e.preempting = false;
       e.job->unpreempt();
     }
-  if (free <= 0) return;
+  if (free > 0) grow_jobs(free);
+  // No task runs either: workgroups paused for one go on, those of jobs grown just now by their
+  // new target, the others (at their limit, or nothing free) here.
+  if (tasks_held_ == 0)
+    for (auto& e : jobs_)
+      if (e.paused && !e.cancelled) set_target(e, e.target);
+}
+
+void Scheduler::grow_jobs(std::int64_t free) {
   // Jobs the scheduler preempted come back once no task holds capacity (restarted on what a
   // running task leaves, a job would have to grow back by forks, slower than restarting whole),
   // highest priority first: a whole-only job (interruptible kernel) when all of its workgroups
@@ -428,11 +437,12 @@ void Scheduler::reclaim() {
     missing += w.need - w.got;
     if (w.got < w.need) largest = std::max(largest, w.need);
   }
-  // Capacity already on its way back (kills requested, not yet reported; jobs suspending).
+  // Capacity already on its way back (kills requested, not yet reported; jobs suspending, all
+  // but a paused workgroup 0).
   for (auto& e : jobs_) {
     std::uint32_t m = e.job->reported_active();
     if (e.preempting)
-      missing -= occupied(e);
+      missing -= occupied(e) - (e.paused ? e.cost : 0);
     else if (!e.reserved && m > e.target)
       missing -= std::int64_t(m - e.target) * e.cost;
   }
@@ -451,22 +461,28 @@ void Scheduler::reclaim() {
   dispatch();
   if (missing <= 0) return;
   // Then kills or whole-job preemption (by the preemption policy), lowest-priority jobs first;
-  // a job that gives capacity by kills keeps its workgroup 0.
+  // a job that gives capacity by kills keeps its workgroup 0. Jobs asked down to workgroup 0
+  // get their target once it is known whether that workgroup pauses (below).
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
     if (!e.suspended && !e.preempting && !e.cancelled) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority < b->priority; });
+  std::vector<JobEntry*> to_zero;
+  const std::int64_t kept = preemption_.pause_kept ? 1 : 0;  // a paused workgroup 0 stays
   for (JobEntry* e : order) {
     if (missing <= 0) break;
     if (suspends_for(*e, largest)) {
       // A cooperative job suspends at its next resizing barrier; one without resizing barriers
       // (work stealing) never does, so it is also asked to shrink to workgroup 0 by kills.
-      if (e->job->preemption() == JobControl::Preemption::suspend && e->target > 1)
-        set_target(*e, 1);
       e->preempting = true;
-      missing -= occupied(*e);
       e->job->preempt();
+      if (e->job->preemption() == JobControl::Preemption::suspend) {
+        to_zero.push_back(e);
+        missing -= occupied(*e) - kept * e->cost;
+      } else {
+        missing -= occupied(*e);
+      }
       continue;
     }
     if (e->reserved || e->policy.kind == Policy::Kind::fixed) continue;
@@ -474,9 +490,25 @@ void Scheduler::reclaim() {
     std::uint32_t ask =
         std::uint32_t(std::min<std::int64_t>(can, (missing + e->cost - 1) / e->cost));
     if (ask == 0) continue;
-    set_target(*e, e->target - ask);
     missing -= std::int64_t(ask) * e->cost;
+    if (e->target - ask == 1)
+      to_zero.push_back(e);
+    else
+      set_target(*e, e->target - ask);
   }
+  // Workgroup 0 of a job taken down to it pauses while the tasks run (a workgroup that keeps
+  // computing starves the task's blocks on its SM: docs/cuda-backend.md, "Pausing workgroup
+  // 0"), but only while the requests can be served without the jobs: by the kills asked and
+  // by the tasks that hold or were granted capacity, which end on their own. A request that
+  // also waits for a job to end or to suspend would wait for ever on a paused workgroup 0.
+  std::int64_t returning = tasks_held_;
+  for (const auto& w : waiters_)
+    if (w.got == w.need) returning += w.got;
+  const bool pause = preemption_.pause_kept && missing <= returning;
+  for (JobEntry* e : to_zero) set_target(*e, 1, pause);
+  if (!pause)
+    for (auto& e : jobs_)
+      if (e.paused && !e.cancelled) set_target(e, e.target);
 }
 
 Scheduler::TaskTicket Scheduler::request_task(std::uint32_t units, std::uint32_t groups,

@@ -38,14 +38,16 @@ class Env {
  public:
   explicit Env(Workgroup<K>& wg) : wg_(wg) {}
   COOP_HD void begin_wait() { COOP_HOST_BODY(spins_ = 0; started_ = false;) }
-  COOP_HD void relax(detail::WaitKind, int) {
+  COOP_HD void relax(detail::WaitKind kind, int) {
     COOP_HOST_BODY(
         ++spins_; if (spins_ < 32) return;
         if ((spins_ & 255) == 0 && wg_.job->aborted()) throw Aborted{};
         if (spins_ < 2048) { std::this_thread::yield(); } else {
           // Long waits sleep so that 2 cores never livelock among dozens of spinning workgroups.
           std::this_thread::sleep_for(std::chrono::microseconds(50));
-        } if ((spins_ & 1023) == 0) {
+        }
+        // A pause lasts as long as the task it makes room for: not a stall.
+        if (kind != detail::WaitKind::paused && (spins_ & 1023) == 0) {
           auto now = std::chrono::steady_clock::now();
           if (!started_) {
             since_ = now;

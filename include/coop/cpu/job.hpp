@@ -76,7 +76,7 @@ class JobCore : public detail::JobState {
   ~JobCore() override;
 
   std::uint32_t reported_active() const override;
-  void set_target(std::uint32_t target) override;
+  void set_target(std::uint32_t target, bool pause_kept) override;
   std::string describe() const override;
   detail::Membership membership() const override;
 

@@ -171,7 +171,13 @@ class Env {
       : a_(a), bs_(bs), id_(id), t0_(t0) {}
 
   __device__ void begin_wait() { spins_ = 0; }
-  __device__ void relax(WaitKind, int) {
+  __device__ void relax(WaitKind kind, int) {
+    // Paused (the protocol checks the abort): sleep between polls, leaving the SM's issue slots
+    // to the task's blocks beside this one; a poll every half microsecond wakes it promptly.
+    if (kind == WaitKind::paused) {
+      __nanosleep(512);
+      return;
+    }
     // Spin on the L2 first (a barrier or batch exit usually completes within microseconds),
     // then back off so that long waits leave the memory system to the workgroups that work.
     ++spins_;

@@ -33,7 +33,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   ~JobCore() override;
 
   std::uint32_t reported_active() const override { return reported_.load(); }
-  void set_target(std::uint32_t target) override;
+  void set_target(std::uint32_t target, bool pause_kept) override;
   std::string describe() const override;
   coop::detail::Membership membership() const override;
 

@@ -173,7 +173,22 @@ struct ChannelView {
 inline constexpr std::uint32_t kBarrierCountBatch = 32;
 
 /// What a protocol step waits for, reported to the backend (watchdog, diagnostics).
-enum class WaitKind : std::uint8_t { none, barrier_master, barrier_slave, batch_kill, id_claim };
+enum class WaitKind : std::uint8_t {
+  none,
+  barrier_master,
+  barrier_slave,
+  batch_kill,
+  id_claim,
+  paused,  ///< workgroup 0 alone, paused while a task holds the rest (not a stall)
+};
+
+/// The target the workgroups read for the scheduler's target `t`. `pause`: a job the scheduler
+/// shrank to workgroup 0 for a task (t = 1) should pause that workgroup until the task ends;
+/// it reads target 0, which its offers and resizing barriers take as "wait here" once it is
+/// alone (M = 1). Not for jobs that may kill workgroup 0 (target 0 removes it) or never resize.
+COOP_HD constexpr std::uint32_t device_target(std::uint32_t t, bool pause, std::uint32_t flags) {
+  return pause && t == 1 && !(flags & (flag_kill_zero | flag_no_resize)) ? 0u : t;
+}
 
 /// splitmix64: the adversarial policy's decisions are a pure function of their inputs.
 COOP_HD constexpr std::uint64_t mix64(std::uint64_t x) {
@@ -243,7 +258,7 @@ class Protocol {
   /// query(): how many workgroups the scheduler wants back now.
   COOP_HD std::uint32_t query() const {
     std::uint32_t m = active();
-    std::uint32_t t = target();
+    std::uint32_t t = target() > keep() ? target() : keep();  // target 0: a pause, not a kill
     return m > t ? m - t : 0;
   }
 
@@ -260,8 +275,9 @@ class Protocol {
     if (target() >= active_of(raw)) return false;  // the hot path: two loads
     // A cancelled job (target 0) stops here; the abort word shares the membership word's line.
     if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
-    if (flags_ & flag_any_order) return kill_any(id, raw);
-    return batch_kill(id, raw, site);
+    const bool leave = (flags_ & flag_any_order) ? kill_any(id, raw) : batch_kill(id, raw, site);
+    if (!leave && active() == 1) wait_while_paused(site, false);
+    return leave;
   }
 
   /// request_fork by workgroup `id` at resume point `site`; returns the number of new workgroups.
@@ -322,6 +338,11 @@ class Protocol {
         now = *view;
       } else {
         now.membership = word().load(order::relaxed);
+        read_request(now);
+      }
+      // Paused alone (M fresh: a view's M may be older than this workgroup's own forks).
+      if (now.target == 0 && !(flags_ & flag_adversarial) && active() == 1) {
+        wait_while_paused(site, true);
         read_request(now);
       }
       const bool hold = (flags_ & flag_adversarial) ||
@@ -390,6 +411,23 @@ class Protocol {
     return atomic<std::uint32_t>(ch_.target).load(order::relaxed);
   }
   COOP_HD std::uint32_t keep() const { return (flags_ & flag_kill_zero) ? 0 : 1; }
+
+  // The last member (M = 1) while the target reads 0: the scheduler paused it (device_target)
+  // because a task holds every other workgroup of the job. It waits here doing nothing, so that
+  // the task's blocks beside it on its SM get the issue slots, until the target rises (no task
+  // runs), the job stops or, at a resizing barrier (`at_barrier`), a suspension is asked, which
+  // it then performs. (An offer is no suspension point: a job the scheduler asks to suspend
+  // pauses there, which frees as much for the task.) Never while another member runs: one
+  // waiting here could hold the others at a barrier, and they would never reach the offer
+  // that gives the task their slots.
+  COOP_HD void wait_while_paused(int site, bool at_barrier) {
+    if (flags_ & (flag_kill_zero | flag_no_resize)) return;
+    while (target() == 0 &&
+           !(at_barrier && atomic<std::uint32_t>(ch_.suspend).load(order::relaxed) != 0)) {
+      if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
+      env_.relax(WaitKind::paused, site);
+    }
+  }
 
   COOP_HD bool removable(std::uint32_t id, std::uint32_t m) const {
     if (m == 0) return false;

@@ -33,8 +33,10 @@ class JobControl {
   virtual ~JobControl() = default;
   /// M as far as the host knows it (the GPU reports changes with a short delay).
   virtual std::uint32_t reported_active() const = 0;
-  /// The M the scheduler wants (kill requests above it, fork grants below it).
-  virtual void set_target(std::uint32_t target) = 0;
+  /// The M the scheduler wants (kill requests above it, fork grants below it). `pause_kept`
+  /// (with target 1): workgroup 0, once alone, pauses at its offers and resizing barriers until
+  /// the next set_target (protocol's device_target).
+  virtual void set_target(std::uint32_t target, bool pause_kept) = 0;
 
   /// How the scheduler may take the job's capacity besides kills.
   enum class Preemption : std::uint8_t {
@@ -179,6 +181,7 @@ class Scheduler {
     bool preempting = false;  ///< asked to suspend for a task; its capacity is on its way back
     bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
     bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
+    bool paused = false;      ///< shrunk to workgroup 0 for a task, which it pauses for
     std::uint32_t full = 0;   ///< units held at M = N (>= n * cost)
   };
   JobEntry* find(JobControl* job);
@@ -192,7 +195,8 @@ class Scheduler {
   /// free capacity, at most `most`.
   std::uint32_t spare_groups(const JobEntry& e, std::uint32_t base, std::uint32_t most) const;
   std::uint32_t limit_of(const JobEntry& e) const;  // the most M the policy allows
-  void set_target(JobEntry& e, std::uint32_t t);
+  /// Sends `t` (and whether workgroup 0 pauses, PreemptionPolicy::pause_kept) to the job.
+  void set_target(JobEntry& e, std::uint32_t t, bool pause = false);
   std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,
                        bool deadline = false);
   WaiterRef enqueue(std::uint32_t units, int priority);  // under the lock
@@ -202,7 +206,9 @@ class Scheduler {
   /// nothing when the rest of the device could serve it.
   std::string describe_reserved_blockers(std::uint32_t units) const;
   void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
-  void reclaim();   // ask jobs for the capacity that waiting tasks still miss
+  /// dispatch()'s second half, once no task waits: restarts preempted jobs and grows jobs.
+  void grow_jobs(std::int64_t free);
+  void reclaim();  // ask jobs for the capacity that waiting tasks still miss
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
   void restart_loop();
   void cancel_locked(std::list<JobEntry>::iterator it);
