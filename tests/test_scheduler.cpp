@@ -34,6 +34,12 @@ struct ScriptedJob : detail::JobControl {
   void preempt() override { ++preempts; }
 };
 
+/// `job` reports M = m to `s`.
+void report(detail::Scheduler& s, ScriptedJob& job, std::uint32_t m) {
+  job.active = m;
+  s.membership_changed(&job);
+}
+
 }  // namespace
 
 // A request that arrives while a suspended job restarts (its kernel not yet reporting M) must
@@ -80,31 +86,26 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
     s.set_preemption(PreemptionPolicy::parse(policy));
     ScriptedJob job;
     ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-    job.active = 8;
-    s.membership_changed(&job);
+    report(s, job, 8);
     // Half the job: only the suspend policy takes the job down to workgroup 0 for it.
     const bool half_pauses = std::string(policy) == "suspend";
     auto half = s.request_task(4, 4, 0);
     EXPECT_EQ(bool(job.paused), half_pauses);
-    job.active = 4;
-    s.membership_changed(&job);
+    report(s, job, 4);
     s.run_requested(half, [&] { EXPECT_EQ(bool(job.paused), half_pauses); });
     EXPECT_FALSE(job.paused);
     // The job gets to its target, and then grows back to N.
     for (int step = 0; step < 2; ++step) {
-      job.active = job.target.load();
-      s.membership_changed(&job);
+      report(s, job, job.target.load());
     }
     ASSERT_EQ(job.active, 8u);
     auto whole = s.request_task(7, 7, 0);
     EXPECT_EQ(job.target, 1u);
     EXPECT_EQ(bool(job.paused), pauses);
-    job.active = 1;
-    s.membership_changed(&job);
+    report(s, job, 1);
     s.run_requested(whole, [&] { EXPECT_EQ(bool(job.paused), pauses); });
     EXPECT_FALSE(job.paused) << "workgroup 0 stays paused after the task";
     EXPECT_EQ(job.target, 8u);
-    job.active = 0;
     s.job_finished(&job);
   }
   // A request that needs the job's workgroup 0 too (here: all 8 units) waits for the job to end
@@ -116,20 +117,16 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
     s.set_preemption(PreemptionPolicy::parse(policy));
     ScriptedJob job;
     ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-    job.active = 8;
-    s.membership_changed(&job);
+    report(s, job, 8);
     auto everything = s.request_task(8, 8, 0);
     EXPECT_EQ(job.target, 1u);
     EXPECT_FALSE(job.paused) << "paused although the request waits for the job's end";
     s.drop_requested(everything);
-    job.active = job.target.load();
-    s.membership_changed(&job);
+    report(s, job, job.target.load());
     ASSERT_EQ(job.target, 8u);
-    job.active = 8;
-    s.membership_changed(&job);
+    report(s, job, 8);
     auto whole = s.request_task(7, 7, 0);
-    job.active = 1;
-    s.membership_changed(&job);
+    report(s, job, 1);
     ASSERT_TRUE(s.granted(whole));
     EXPECT_TRUE(job.paused);
     // A second request for one unit while the first runs: the running task's end serves it.
@@ -142,7 +139,22 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
     s.drop_requested(one);
     s.run_requested(whole, [] {});
     EXPECT_FALSE(job.paused);
-    job.active = 0;
+    s.job_finished(&job);
+  }
+  // On a GPU a job at N holds more than N workgroups' cost (the room it keeps on every SM), all
+  // of which comes back when it shrinks: a task of all but workgroup 0 pauses it.
+  {
+    detail::Scheduler s(20);
+    s.set_preemption(PreemptionPolicy::parse("shrink"));
+    ScriptedJob job;
+    ASSERT_EQ(s.admit(&job, LaunchConfig{}, 4, /*cost=*/4, /*full_units=*/20), 4u);
+    report(s, job, 4);
+    auto whole = s.request_task(16, 4, 0);
+    EXPECT_EQ(job.target, 1u);
+    EXPECT_TRUE(job.paused) << "the room kept at N was counted as missing";
+    report(s, job, 1);
+    s.run_requested(whole, [] {});
+    EXPECT_FALSE(job.paused);
     s.job_finished(&job);
   }
   // A job capped at 1 is never grown after the task: it must still be told to go on.
@@ -150,17 +162,14 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
   s.set_preemption(PreemptionPolicy::parse("shrink"));
   ScriptedJob job;
   ASSERT_EQ(s.admit(&job, LaunchConfig{.policy = Policy::capped(2)}, 8), 2u);
-  job.active = 2;
-  s.membership_changed(&job);
+  report(s, job, 2);
   auto all = s.request_task(7, 7, 0);
   EXPECT_TRUE(job.paused);
-  job.active = 1;
-  s.membership_changed(&job);
+  report(s, job, 1);
   s.set_cap(&job, 1);
   s.run_requested(all, [] {});
   EXPECT_FALSE(job.paused) << "a job at its limit stays paused after the task";
   EXPECT_EQ(job.target, 1u);
-  job.active = 0;
   s.job_finished(&job);
 }
 

@@ -444,7 +444,7 @@ void Scheduler::reclaim() {
     if (e.preempting)
       missing -= occupied(e) - (e.paused ? e.cost : 0);
     else if (!e.reserved && m > e.target)
-      missing -= std::int64_t(m - e.target) * e.cost;
+      missing -= std::int64_t(units_for(e, m)) - units_for(e, e.target);
   }
   if (missing <= 0) return;
   // Unconsumed grants come back at once, down to workgroup 0: a job restarted after a suspension
@@ -490,7 +490,8 @@ void Scheduler::reclaim() {
     std::uint32_t ask =
         std::uint32_t(std::min<std::int64_t>(can, (missing + e->cost - 1) / e->cost));
     if (ask == 0) continue;
-    missing -= std::int64_t(ask) * e->cost;
+    // What leaving N frees includes the room the job kept on every SM (units_for).
+    missing -= std::int64_t(units_for(*e, e->target)) - units_for(*e, e->target - ask);
     if (e->target - ask == 1)
       to_zero.push_back(e);
     else
