@@ -49,7 +49,8 @@ build/cuda/coop_bench_colocate --only gemm                                   # t
 ```
 
 The background is the persistent tiled GEMM of `examples/kernels/persistent_gemm.hpp` (tensor
-cores through WMMA; an offer and a fork request between 128×128 tiles, and an offer every
+cores through WMMA, K-slices of A and B brought into shared memory by asynchronous copies while
+the previous slice is computed; an offer and a fork request between 128×128 tiles, and an offer every
 `--offer-steps` K-steps of 32 inside a tile, default 4, where a workgroup that is wanted elsewhere
 parks the tile's partial sums for another to finish). Without coop it runs as
 users have it: a plain persistent kernel (the same tile loop without the primitives) launched once
@@ -62,7 +63,8 @@ arrival window against the plain kernel alone on the whole device. Both sides' r
 checked after every run (exact: small-integer inputs). `coop-whole` asks for all but one of the
 job's workgroups, `coop-half` for half of them; `coop-whole-at-request` is `coop-whole` with the
 request's kernels enqueued at the request, behind the release the GEMM's leaving workgroups write
-(`TaskLaunch::at_request`), instead of after the host sees them leave; `coop-whole-between-tiles` is `coop-whole` with
+(`TaskLaunch::at_request`), instead of after the host sees them leave; `coop-whole-no-pause` is `coop-whole` with the job's workgroup 0 computing beside the request
+instead of paused (`PreemptionPolicy::pause_kept = false`); `coop-whole-between-tiles` is `coop-whole` with
 the GEMM offering only between tiles (`--offer-steps 0`); `interrupt-relaunch` stops the plain
 kernel for each request (tiles in progress parked at their next checkpoint), runs the request on
 the idle device and launches the kernel again; `requests-only` is the same arrivals with no
@@ -472,6 +474,38 @@ def main():
             out.append(f"\nThe request's kernels span {req['alone_gpu_ms']['p50']:.3f} ms p50 on the "
                        "GPU alone (an event before the first, one after the last; launch gaps "
                        "included).")
+    def at(mech, load, key="latency_ms", q="p99"):
+        for r in rows:
+            if r["mechanism"] == mech and abs(r["load"] - load) < 1e-9 and key in r:
+                return r[key][q]
+        return None
+
+    def ms(v):
+        return "—" if v is None else f"{v:.2f} ms"
+
+    floor30, whole30 = at("requests-only", 0.3), at("coop-whole", 0.3)
+    vs_floor = ""
+    if floor30 is not None and whole30 is not None:
+        d = whole30 - floor30
+        vs_floor = (f"coop-whole's p99 at 30 % is {d:.2f} ms above that floor's" if d >= 0 else
+                    f"coop-whole's p99 at 30 % is {-d:.2f} ms below that floor's (the same "
+                    "arrivals, but each row's tail is a few requests)")
+    pause_lines = []
+    for load in loads:
+        paused = at("coop-whole", load, "request_gpu_ms", "p50")
+        working = at("coop-whole-no-pause", load, "request_gpu_ms", "p50")
+        if paused is not None and working is not None:
+            pause_lines.append(f"{load:.0%}: {paused:.3f} against {working:.3f} ms")
+    pause_text = ""
+    if pause_lines:
+        alone_gpu = req.get("alone_gpu_ms", {}).get("p50")
+        pause_text = (
+            "\n`coop-whole-no-pause` is `coop-whole` with the job's workgroup 0 left computing "
+            "beside the request (`PreemptionPolicy::pause_kept = false`); by default it pauses at "
+            "its next offer while the request runs (docs/cuda-backend.md, \"Pausing workgroup "
+            "0\"). The request's kernels' span on the GPU, p50, paused against computing: "
+            + "; ".join(pause_lines)
+            + (f" (alone {alone_gpu:.3f} ms)" if alone_gpu else "") + ".\n")
     out.append(f"""
 What bounds coop's latency here: a request waits for the job's workgroups to reach their next
 offer, which comes {interval_text}; then the host learns that they left and launches the
@@ -499,14 +533,15 @@ floor's p99 ranged 1.2–2.9 ms and coop-whole's 1.6–11.3 ms, its median 0.54�
 wait's wake-up cost every request ~30 µs of service time, and every request queued behind it
 paid it again; since the wait spins first (9499111), an A/B in one visit at 30 % gave
 coop-whole 0.55–0.61 ms p50 and 2.7–4.1 ms p99 against 0.66–0.79 and 4.9–10.0 before, the floor
-2.4–2.5 (`results/2026-11-25-h100-process-and-wait/`, M2), and the run above is within 0.11 ms
-of the floor's p99 at 30 %. Checkpoint, exit and relaunch (`interrupt-relaunch`) is about as
+2.4–2.5 (`results/2026-11-25-h100-process-and-wait/`, M2); in the run above {vs_floor}.
+Checkpoint, exit and relaunch (`interrupt-relaunch`) is about as
 fast on this GEMM (in the runs before the spin its p99 at 30 % was 1.45–2.20 ms against
-coop-whole-at-request's 1.66–3.35; in M2 3.1–3.7 against 2.8–4.1; above 1.70 against 1.38):
+coop-whole-at-request's 1.66–3.35; in M2 3.1–3.7 against 2.8–4.1; above
+{ms(at("interrupt-relaunch", 0.3))} against {ms(at("coop-whole-at-request", 0.3))}):
 its tiles park at their next checkpoint within tens of microseconds, so a relaunch costs
 little. coop's edge is where stopping a kernel loses work or state (the apps below: their
 phases and work queues cannot be relaunched for free).
-""")
+{pause_text}""")
     out.append("")
     if a.bench:
         out.extend(bench_section(a.bench, a.plots, rel))

@@ -216,6 +216,34 @@ TEST(PersistentGemmRecipe, InterruptedAndRelaunchedKernelGivesTheExactProduct) {
 }
 #endif
 
+// The tile order (groups of PersistentGemm::kGroupRows rows of tiles, column by column) visits
+// every tile of C once, whole groups or not, and the first row of tiles within the claims the
+// demo's check counts on.
+TEST(PersistentGemmRecipe, TileOrderVisitsEveryTileOnce) {
+  for (std::uint32_t tiles_m : {1u, 3u, 15u, 16u, 17u, 40u})
+    for (std::uint32_t tiles_n : {1u, 5u, 16u}) {
+      PersistentGemm::Params p{};
+      p.m = tiles_m * PersistentGemm::kTile;
+      p.n = tiles_n * PersistentGemm::kTile;
+      std::vector<int> seen(std::size_t(tiles_m) * tiles_n, 0);
+      std::uint64_t last_of_first_row = 0;
+      for (std::uint64_t t = 0; t < seen.size(); ++t) {
+        const PersistentGemm::Place at = PersistentGemm::place(p, t);
+        ASSERT_EQ(at.row0 % PersistentGemm::kTile, 0u);
+        ASSERT_EQ(at.col0 % PersistentGemm::kTile, 0u);
+        ASSERT_LT(at.row0, p.m);
+        ASSERT_LT(at.col0, p.n);
+        ++seen[std::size_t(at.row0 / PersistentGemm::kTile) * tiles_n +
+               at.col0 / PersistentGemm::kTile];
+        if (at.row0 == 0) last_of_first_row = t;
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), std::ptrdiff_t(seen.size()))
+          << tiles_m << " x " << tiles_n << " tiles";
+      PersistentGemmBuffers b(p.m, p.n, 32, 1);
+      EXPECT_LE(last_of_first_row + 1, b.claims_through_first_row());
+    }
+}
+
 TEST(PersistentGemmRecipe, RejectsShapesItCannotTile) {
   EXPECT_THROW(PersistentGemmBuffers(100, 128, 32, 1), std::invalid_argument);
   EXPECT_THROW(PersistentGemmBuffers(128, 128, 33, 1), std::invalid_argument);

@@ -1,8 +1,9 @@
 // A persistent tiled matrix multiply written as a cooperative kernel: C = A * B (row-major
 // floats), 128 x 128 output tiles claimed one at a time from a shared cursor, optionally over
 // several passes (a long-running background job). On the GPU each tile runs on the tensor cores
-// (WMMA, TF32 inputs, FP32 accumulation) from tiles of A and B staged in workgroup-shared
-// memory; the CPU backend computes the same tiles in plain FP32.
+// (WMMA, TF32 inputs, FP32 accumulation) from slices of A and B copied into workgroup-shared
+// memory by asynchronous copies, two slices in flight (the next one loads while the tensor cores
+// work on this one); the CPU backend computes the same tiles in plain FP32.
 //
 // A workgroup offers to leave between tiles and, every `offer_steps` K-steps, inside a tile: when
 // the scheduler wants it back (ctx.kill_requested()), it parks the tile's partial sums in a slot
@@ -38,9 +39,38 @@
 
 namespace coop::examples {
 
+#if COOP_DEVICE_CODE
+namespace gemm_detail {
+/// Copies 16 bytes from global to shared memory without holding a register (through L2 only,
+/// on sm_80 and later; a plain copy before).
+__device__ inline void copy16_async(void* shared, const void* global) {
+#if __CUDA_ARCH__ >= 800
+  const auto to = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(global) : "memory");
+#else
+  *static_cast<float4*>(shared) = *static_cast<const float4*>(global);
+#endif
+}
+/// Closes the group of copies issued since the last one.
+__device__ inline void commit_copies() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits until at most `Pending` groups of this thread's copies are still in flight.
+template <int Pending>
+__device__ inline void wait_copies() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+}  // namespace gemm_detail
+#endif
+
 struct PersistentGemm {
   static constexpr std::uint32_t kTile = 128;     ///< output tile side
-  static constexpr std::uint32_t kStep = 32;      ///< K per stage in shared memory
+  static constexpr std::uint32_t kStep = 32;      ///< K per step (the unit of offers and parking)
+  static constexpr std::uint32_t kSlice = 16;     ///< K per slice of A and B in shared memory
   static constexpr std::uint32_t kThreads = 256;  ///< the GPU path's warps: 8 of 64 x 32 each
   static constexpr std::uint32_t kPad = 4;        ///< shared rows padded against bank conflicts
   static constexpr std::uint32_t kNoSlot = ~0u;
@@ -79,11 +109,12 @@ struct PersistentGemm {
     std::uint32_t k;
     std::uint32_t slot;
   };
-  /// Workgroup-shared memory: one K-step of A's rows and B's columns of the tile, and the work
-  /// thread 0 claimed for the workgroup.
+  /// Workgroup-shared memory: two slices of K (one being computed, the next being copied in) of
+  /// A's rows and B's columns of the tile, and the work thread 0 claimed for the workgroup. Two,
+  /// not more: a kernel's static shared memory stops at 48 KiB (this is 37 KiB).
   struct Shared {
-    alignas(32) float a[kTile][kStep + kPad];  // WMMA loads need 256-bit aligned rows
-    alignas(32) float b[kStep][kTile + kPad];
+    alignas(128) float a[2][kTile][kSlice + kPad];  // WMMA loads need 256-bit aligned rows
+    alignas(128) float b[2][kSlice][kTile + kPad];
     Work work;
   };
 
@@ -138,10 +169,26 @@ struct PersistentGemm {
     }
   };
 
+  /// Tile `t` (of a pass)'s first row and column in C. Tiles go kGroupRows rows of tiles at a
+  /// time, down each column of tiles before the next: the few hundred tiles in flight at once
+  /// then read a few panels of A and B, which stay in L2, instead of all of B per row of tiles.
+  struct Place {
+    std::uint32_t row0, col0;
+  };
+  static constexpr std::uint32_t kGroupRows = 16;
+  COOP_HD static Place place(const Params& p, std::uint64_t t) {
+    const std::uint32_t tiles_m = p.m / kTile, tiles_n = p.n / kTile;
+    const std::uint64_t per_group = std::uint64_t(kGroupRows) * tiles_n;
+    const auto group = std::uint32_t(t / per_group);
+    const std::uint32_t rows =
+        tiles_m - group * kGroupRows < kGroupRows ? tiles_m - group * kGroupRows : kGroupRows;
+    const auto i = std::uint32_t(t % per_group);
+    return {(group * kGroupRows + i % rows) * kTile, (i / rows) * kTile};
+  }
   /// Where tile `t` (of a pass) starts in C.
   COOP_HD static std::uint64_t origin(const Params& p, std::uint64_t t) {
-    const std::uint32_t tiles_n = p.n / kTile;
-    return std::uint64_t(t / tiles_n) * kTile * p.n + std::uint64_t(t % tiles_n) * kTile;
+    const Place at = place(p, t);
+    return std::uint64_t(at.row0) * p.n + at.col0;
   }
   COOP_HD static float* partial_of(const Params& p, std::uint32_t slot) {
     return p.partial + std::uint64_t(slot) * kTile * kTile;
@@ -157,58 +204,75 @@ struct PersistentGemm {
 
   /// Adds K-steps [s_begin, s_end) of tile `t` (of a pass) to `sums`, with `threads` threads;
   /// `sync` is a barrier of all of them. Used by the cooperative kernel and by its plain CUDA
-  /// twin alike.
+  /// twin alike. `primed`: the first slice is already on its way (the previous call's
+  /// `prime_next`); `prime_next`: start copying the slice after s_end before returning, so that
+  /// an offer between two calls does not leave the tensor cores waiting for it.
   template <class Sync>
   COOP_HD static void multiply(const Params& p, std::uint64_t t, std::uint32_t s_begin,
                                std::uint32_t s_end, Sums& sums, Shared& sh, std::uint32_t tid,
-                               std::uint32_t threads, Sync&& sync) {
-    const std::uint32_t tiles_n = p.n / kTile;
-    const std::uint32_t row0 = std::uint32_t(t / tiles_n) * kTile;
-    const std::uint32_t col0 = std::uint32_t(t % tiles_n) * kTile;
+                               std::uint32_t threads, Sync&& sync, bool primed = false,
+                               bool prime_next = false) {
+    const Place at = place(p, t);
+    const std::uint32_t row0 = at.row0, col0 = at.col0;
 #if COOP_DEVICE_CODE
     namespace wmma = nvcuda::wmma;
+    using namespace gemm_detail;
     using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
     using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
     const std::uint32_t warp = tid / 32;
     const std::uint32_t wr = (warp / 2) * 32, wc = (warp % 2) * 64;  // warp's 32 x 64 sub-tile
-    for (std::uint32_t k0 = s_begin * kStep; k0 < s_end * kStep; k0 += kStep) {
-      // Stage A[row0.., k0..] (128 x 32) and B[k0.., col0..] (32 x 128), four floats at a time.
-      for (std::uint32_t i = tid; i < kTile * kStep / 4; i += threads) {
-        const std::uint32_t r = i / (kStep / 4), c = (i % (kStep / 4)) * 4;
-        const float4 v =
-            *reinterpret_cast<const float4*>(p.a + std::uint64_t(row0 + r) * p.k + k0 + c);
-        sh.a[r][c] = v.x, sh.a[r][c + 1] = v.y, sh.a[r][c + 2] = v.z, sh.a[r][c + 3] = v.w;
+    const std::uint32_t k_first = s_begin * kStep;
+    const std::uint32_t slices = (s_end - s_begin) * (kStep / kSlice);
+    // Copies slice i (A[row0.., k..] 128 x 16 and B[k.., col0..] 16 x 128) into buffer i % 2,
+    // 16 bytes per copy, as one group of asynchronous copies. (A call covers an even number of
+    // slices, so the slice after it goes to buffer 0, where the next call expects its first.)
+    auto copy_in = [&](std::uint32_t i) {
+      const std::uint32_t k0 = k_first + i * kSlice, buf = i & 1;
+      for (std::uint32_t x = tid; x < kTile * kSlice / 4; x += threads) {
+        const std::uint32_t r = x / (kSlice / 4), c = (x % (kSlice / 4)) * 4;
+        copy16_async(&sh.a[buf][r][c], p.a + std::uint64_t(row0 + r) * p.k + k0 + c);
       }
-      for (std::uint32_t i = tid; i < kStep * kTile / 4; i += threads) {
-        const std::uint32_t r = i / (kTile / 4), c = (i % (kTile / 4)) * 4;
-        const float4 v =
-            *reinterpret_cast<const float4*>(p.b + std::uint64_t(k0 + r) * p.n + col0 + c);
-        sh.b[r][c] = v.x, sh.b[r][c + 1] = v.y, sh.b[r][c + 2] = v.z, sh.b[r][c + 3] = v.w;
+      for (std::uint32_t x = tid; x < kSlice * kTile / 4; x += threads) {
+        const std::uint32_t r = x / (kTile / 4), c = (x % (kTile / 4)) * 4;
+        copy16_async(&sh.b[buf][r][c], p.b + std::uint64_t(k0 + r) * p.n + col0 + c);
       }
-      sync();
+      commit_copies();
+    };
+    if (!primed) copy_in(0);
+    for (std::uint32_t i = 0; i < slices; ++i) {
+      if (i + 1 < slices || prime_next) {
+        copy_in(i + 1);  // into the buffer every warp finished reading at the end of i - 1
+        wait_copies<1>();
+      } else {
+        wait_copies<0>();
+      }
+      sync();  // slice i is in shared memory for every thread
+      const std::uint32_t buf = i & 1;
       if (warp < 8) {
-        for (std::uint32_t kk = 0; kk < kStep; kk += 8) {
+        for (std::uint32_t kk = 0; kk < kSlice; kk += 8) {
           FragA fa[2];
           FragB fb[4];
-          for (int i = 0; i < 2; ++i) {
-            wmma::load_matrix_sync(fa[i], &sh.a[wr + 16 * i][kk], kStep + kPad);
-            for (int e = 0; e < fa[i].num_elements; ++e)
-              fa[i].x[e] = wmma::__float_to_tf32(fa[i].x[e]);
+          for (int f = 0; f < 2; ++f) {
+            wmma::load_matrix_sync(fa[f], &sh.a[buf][wr + 16 * f][kk], kSlice + kPad);
+            for (int e = 0; e < fa[f].num_elements; ++e)
+              fa[f].x[e] = wmma::__float_to_tf32(fa[f].x[e]);
           }
           for (int j = 0; j < 4; ++j) {
-            wmma::load_matrix_sync(fb[j], &sh.b[kk][wc + 16 * j], kTile + kPad);
+            wmma::load_matrix_sync(fb[j], &sh.b[buf][kk][wc + 16 * j], kTile + kPad);
             for (int e = 0; e < fb[j].num_elements; ++e)
               fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
           }
-          for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 4; ++j) wmma::mma_sync(sums.f[i][j], fa[i], fb[j], sums.f[i][j]);
+          for (int f = 0; f < 2; ++f)
+            for (int j = 0; j < 4; ++j) wmma::mma_sync(sums.f[f][j], fa[f], fb[j], sums.f[f][j]);
         }
       }
-      sync();  // every warp has read this stage before the next overwrites it
+      sync();  // every warp has read buffer i % 2 before slice i + 2 is copied into it
     }
 #else
     (void)sh;
     (void)sync;
+    (void)primed;
+    (void)prime_next;
     for (std::size_t i = 0; i < sums.v.size(); ++i) {
       const std::uint32_t e = tid + std::uint32_t(i) * threads;
       const std::uint32_t r = row0 + e / kTile, c = col0 + e % kTile;
@@ -251,6 +315,12 @@ struct PersistentGemm {
     return stopping || !wait_for_parked || atomic_ref<std::uint64_t>(*p.done).load() >= p.total ? 2
                                                                                                 : 0;
   }
+  /// Waits for this thread's copies into shared memory still in flight (none on the CPU).
+  COOP_HD static void settle_copies() {
+#if COOP_DEVICE_CODE
+    gemm_detail::wait_copies<0>();
+#endif
+  }
   /// Thread 0: a free slot for parking (kNoSlot: all in use; the workgroup then keeps its tile).
   COOP_HD static std::uint32_t hold_slot(const Params& p, std::uint32_t hint) {
     for (std::uint32_t i = 0; i < p.slot_count; ++i) {
@@ -280,17 +350,35 @@ struct PersistentGemm {
     }
     const std::uint64_t t = w.tile % p.tiles;
     const std::uint32_t steps = p.k / kStep;
+    // Offers every `every` K-steps, and a fork check half-way between two (each check is a vote
+    // on a view thread 0 loaded at the previous one: back to back, the second waits for that
+    // load, an L2 round trip, at every offer).
+    const std::uint32_t every = p.offer_steps && p.slot_count ? p.offer_steps : 0;
+    const std::uint32_t fork_at = every / 2;  // 0: the fork check goes with the offer
+    bool primed = false;  // the next K-step's first slice is on its way to shared memory
     for (std::uint32_t s = w.k / kStep; s < steps;) {
-      const std::uint32_t until =
-          p.offer_steps && p.slot_count ? (s / p.offer_steps + 1) * p.offer_steps : steps;
-      multiply(p, t, s, until < steps ? until : steps, sums, sh, tid, threads, sync);
-      s = until < steps ? until : steps;
+      std::uint32_t next = steps;
+      if (every) {
+        const std::uint32_t base = s / every * every;
+        next = fork_at && s < base + fork_at ? base + fork_at : base + every;
+      }
+      const std::uint32_t end = next < steps ? next : steps;
+      multiply(p, t, s, end, sums, sh, tid, threads, sync, primed, end < steps);
+      primed = end < steps;
+      s = end;
       if (s == steps) continue;
       // Capacity came back: new workgroups start at the kernel's beginning (resume point 0) and
       // take parked tiles or fresh ones, without waiting for this tile to end.
-      ctx.request_fork(0);
+      if (s % every != 0) {
+        ctx.request_fork(0);
+        continue;
+      }
+      if (!fork_at) ctx.request_fork(0);
       if (!ctx.kill_requested()) continue;
-      // Wanted elsewhere: park the sums, then offer.
+      // Wanted elsewhere: park the sums, then offer. (The slice on its way lands first: a
+      // workgroup that leaves must not exit with copies into its shared memory in flight, and
+      // one that stays finds it there.)
+      settle_copies();
       const std::uint32_t slot = ctx.broadcast(tid == 0 ? hold_slot(p, ctx.group_id()) : 0u);
       if (slot == kNoSlot) continue;
       sums.store(partial_of(p, slot), kTile, tid, threads);
@@ -435,6 +523,14 @@ struct PersistentGemmBuffers {
     return std::uint64_t(m_ / PersistentGemm::kTile) * (n_ / PersistentGemm::kTile);
   }
   std::uint64_t flops_per_pass() const { return 2ull * m_ * n_ * k_; }
+  /// Claims after which every tile of C's first row of tiles has been claimed (PersistentGemm::
+  /// place: the first kGroupRows rows of tiles go together).
+  std::uint64_t claims_through_first_row() const {
+    const std::uint32_t tiles_m = m_ / PersistentGemm::kTile;
+    return std::uint64_t(tiles_m < PersistentGemm::kGroupRows ? tiles_m
+                                                              : PersistentGemm::kGroupRows) *
+           (n_ / PersistentGemm::kTile);
+  }
   /// K-steps between offers inside a tile by default: 4 x 32 of K, a few microseconds on the GPU.
   static constexpr std::uint32_t kDefaultOfferSteps = 4;
   PersistentGemm::Params params(std::uint32_t* stop = nullptr) {

@@ -465,8 +465,7 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
                            atomic_ref<std::uint32_t>(*stop).store(1);
                            job.wait();
                            // Rows whose tiles certainly ran (claimed in order, all finished).
-                           const std::uint64_t tiles_n = side / examples::PersistentGemm::kTile;
-                           if (*b.done < tiles_n) return false;
+                           if (*b.done < b.claims_through_first_row()) return false;
                            std::vector<float> row(b.c.begin(), b.c.begin() + side);
                            return row == b.reference_rows(0, 1);
                          }};
