@@ -275,9 +275,13 @@ class Protocol {
     if (target() >= active_of(raw)) return false;  // the hot path: two loads
     // A cancelled job (target 0) stops here; the abort word shares the membership word's line.
     if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
-    const bool leave = (flags_ & flag_any_order) ? kill_any(id, raw) : batch_kill(id, raw, site);
-    if (!leave && active() == 1) wait_while_paused(site, false);
-    return leave;
+    if (flags_ & flag_any_order) {
+      if (kill_any(id, raw)) return true;
+    } else if (batch_kill(id, raw, site)) {
+      return true;
+    }
+    wait_while_paused(site, false);
+    return false;
   }
 
   /// request_fork by workgroup `id` at resume point `site`; returns the number of new workgroups.
@@ -340,10 +344,10 @@ class Protocol {
         now.membership = word().load(order::relaxed);
         read_request(now);
       }
-      // Paused alone (M fresh: a view's M may be older than this workgroup's own forks).
-      if (now.target == 0 && !(flags_ & flag_adversarial) && active() == 1) {
-        wait_while_paused(site, true);
-        read_request(now);
+      if (now.target == 0 && !(flags_ & flag_adversarial)) {
+        const std::uint64_t request = wait_while_paused(site, true);
+        now.target = std::uint32_t(request);
+        now.suspend = std::uint32_t(request >> 32);
       }
       const bool hold = (flags_ & flag_adversarial) ||
                         wants_decision(now.target, now.suspend, active_of(now.membership));
@@ -419,11 +423,18 @@ class Protocol {
   // it then performs. (An offer is no suspension point: a job the scheduler asks to suspend
   // pauses there, which frees as much for the task.) Never while another member runs: one
   // waiting here could hold the others at a barrier, and they would never reach the offer
-  // that gives the task their slots.
-  COOP_HD void wait_while_paused(int site, bool at_barrier) {
-    if (flags_ & (flag_kill_zero | flag_no_resize)) return;
-    while (target() == 0 &&
-           !(at_barrier && atomic<std::uint32_t>(ch_.suspend).load(order::relaxed) != 0)) {
+  // that gives the task their slots; M is read fresh (a GPU view's M may be older than this
+  // workgroup's own forks). Returns the request as it ends: the target (bits 0-31) and the
+  // suspend flag (32-63). Not inlined: on the GPU the offer and barrier paths it sits on must
+  // not raise the register count of every kernel (inlined, game went from 32 to 38 registers
+  // and bfs from 78 to 88, each an occupancy step).
+  COOP_HD COOP_NOINLINE std::uint64_t wait_while_paused(int site, bool at_barrier) {
+    for (;;) {
+      const std::uint32_t t = target();
+      const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+      if (t != 0 || (at_barrier && sus != 0) || (flags_ & (flag_kill_zero | flag_no_resize)) ||
+          active() != 1)
+        return std::uint64_t(sus) << 32 | t;
       if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
       env_.relax(WaitKind::paused, site);
     }
