@@ -299,7 +299,14 @@ class Ctx {
                                       (a_.flags & coop::detail::flag_adversarial) != 0);
     prefetch();
     if (!any) return false;
-    return decide([&] { return protocol().offer_kill(id_.get(), site) ? 1u : 0u; }, true) != 0;
+    return decide(
+               [&] {
+                 auto p = protocol();
+                 if (p.offer_kill(id_.get(), site)) return 1u;
+                 p.pause_at_offer(site);
+                 return 0u;
+               },
+               true) != 0;
   }
   // The same vote as an idle offer_kill, on the values thread 0 loaded at its last check.
   __device__ bool kill_requested() {

@@ -275,13 +275,17 @@ class Protocol {
     if (target() >= active_of(raw)) return false;  // the hot path: two loads
     // A cancelled job (target 0) stops here; the abort word shares the membership word's line.
     if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
-    if (flags_ & flag_any_order) {
-      if (kill_any(id, raw)) return true;
-    } else if (batch_kill(id, raw, site)) {
-      return true;
-    }
-    wait_while_paused(site, false);
-    return false;
+    if (flags_ & flag_any_order) return kill_any(id, raw);
+    return batch_kill(id, raw, site);
+  }
+
+  /// After offer_kill declined (the backend calls it, on the same thread): a paused workgroup 0
+  /// waits here (wait_while_paused). Apart from offer_kill because on the GPU even a small wait
+  /// inside it took the kernels that offer up a register step (game 32 -> 38: 8 -> 6 blocks
+  /// per SM), and after it returns none.
+  COOP_HD void pause_at_offer(int site) {
+    if (!(flags_ & (flag_kill_zero | flag_no_resize)) && active() == 1)
+      wait_while_paused(site, false);
   }
 
   /// request_fork by workgroup `id` at resume point `site`; returns the number of new workgroups.
@@ -335,7 +339,9 @@ class Protocol {
                                 ChannelView* view = nullptr, std::uint32_t* count = nullptr) {
     // Workgroup 0 holds a resizing barrier for its decision when the scheduler wants something
     // (always under the adversarial policy); the others read nothing first. It reads the request
-    // before arriving, so that a request made before the barrier is honoured at it.
+    // before arriving, so that a request made before the barrier is honoured at it. Target 0
+    // (a pause, device_target) decides as target 1 would.
+    bool pause = false;
     if (resizing && id == 0) {
       ChannelView now;
       if (view) {
@@ -344,11 +350,7 @@ class Protocol {
         now.membership = word().load(order::relaxed);
         read_request(now);
       }
-      if (now.target == 0 && !(flags_ & flag_adversarial)) {
-        const std::uint64_t request = wait_while_paused(site, true);
-        now.target = std::uint32_t(request);
-        now.suspend = std::uint32_t(request >> 32);
-      }
+      pause = now.target == 0 && !(flags_ & flag_adversarial);
       const bool hold = (flags_ & flag_adversarial) ||
                         wants_decision(now.target, now.suspend, active_of(now.membership));
       if (hold) word().fetch_or(hold_bit(parity_of(now.membership)), order::relaxed);
@@ -366,7 +368,14 @@ class Protocol {
     const std::uint32_t decisions = decisions_of(before);
     if (parity_of(before + kArrivedOne) != parity) {  // the last arrival: the barrier is complete
       fence_acquire();
-      if (!((before + kArrivedOne) & hold_bit(parity))) return passed(id, m);
+      if (!((before + kArrivedOne) & hold_bit(parity))) {
+        passed(id, m);
+        // Alone and paused (the barrier completed with its arrival): wait after the barrier,
+        // where little else is live; a suspension asked meanwhile happens at the next one.
+        if (pause && m == 1 && !(flags_ & (flag_kill_zero | flag_no_resize)))
+          wait_while_paused(site, true);
+        return m;
+      }
       if (id == 0) return decide(parity, resizing, site);
     }
     for (std::uint32_t spins = 1;; ++spins) {
@@ -417,25 +426,20 @@ class Protocol {
   COOP_HD std::uint32_t keep() const { return (flags_ & flag_kill_zero) ? 0 : 1; }
 
   // The last member (M = 1) while the target reads 0: the scheduler paused it (device_target)
-  // because a task holds every other workgroup of the job. It waits here doing nothing, so that
-  // the task's blocks beside it on its SM get the issue slots, until the target rises (no task
-  // runs), the job stops or, at a resizing barrier (`at_barrier`), a suspension is asked, which
-  // it then performs. (An offer is no suspension point: a job the scheduler asks to suspend
-  // pauses there, which frees as much for the task.) Never while another member runs: one
-  // waiting here could hold the others at a barrier, and they would never reach the offer
-  // that gives the task their slots; M is read fresh (a GPU view's M may be older than this
-  // workgroup's own forks). Returns the request as it ends: the target (bits 0-31) and the
-  // suspend flag (32-63). Not inlined: on the GPU the offer and barrier paths it sits on must
-  // not raise the register count of every kernel (inlined, game went from 32 to 38 registers
-  // and bfs from 78 to 88, each an occupancy step).
-  COOP_HD COOP_NOINLINE std::uint64_t wait_while_paused(int site, bool at_barrier) {
-    for (;;) {
-      const std::uint32_t t = target();
-      const std::uint32_t sus = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
-      if (t != 0 || (at_barrier && sus != 0) || (flags_ & (flag_kill_zero | flag_no_resize)) ||
-          active() != 1)
-        return std::uint64_t(sus) << 32 | t;
-      if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
+  // because a task holds every other workgroup of the job. It waits doing nothing, so that the
+  // task's blocks beside it on its SM get the issue slots, until the target rises (no task
+  // runs), the job stops or, after a resizing barrier (`at_barrier`), a suspension is asked,
+  // which its next resizing barrier performs. M cannot change meanwhile (only workgroups
+  // change it, and the others are gone). Never while another member runs: one waiting could
+  // hold the others at a barrier, and they would never reach the offer that gives the task
+  // their slots. Inlined and small, and only after the offer or the barrier: on the GPU a
+  // function call here took the protocol's environment out of registers into local memory (a
+  // member function) or raised the kernels' register counts (a free one), and either cost the
+  // paper's phased apps ~9 % (Table 2 on an H200: 1.10 against 1.01).
+  COOP_HD void wait_while_paused(int site, bool at_barrier) {
+    atomic<std::uint32_t> abort(ch_.abort), suspend(ch_.suspend);
+    while (target() == 0 && !(at_barrier && suspend.load(order::relaxed) != 0)) {
+      if (abort.load(order::relaxed) != 0) env_.abort();
       env_.relax(WaitKind::paused, site);
     }
   }
