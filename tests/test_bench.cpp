@@ -184,6 +184,9 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c = tiny_config();
   c["overhead"]["shared_carveout"] = -1;  // the driver's choice is a valid setting
   EXPECT_NO_THROW(coop::bench::plan(c));
+  c = tiny_config();
+  c["overhead"]["yield_in_phases"] = "yes";
+  expect_error(c, "overhead: 'yield_in_phases' must be true or false");
 
   c = colocate_config();
   c["colocate"]["loads"] = {1.5};
@@ -263,6 +266,31 @@ TEST(BenchPlan, TheColocateConfigurationsPlanEveryPairLoadAndMechanism) {
           EXPECT_EQ(u.params["seed"], v.params["seed"]);
         }
   }
+}
+
+// With "yield_in_phases" a phased app's overhead unit also times its yielding form (every
+// phase a coop::for_each loop), validated like the others, against the same standalone runs.
+TEST(BenchExperiments, OverheadTimesTheYieldingFormBesideTheOthers) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  json config = tiny_config();
+  config.erase("multitasking");
+  config["overhead"]["yield_in_phases"] = true;
+  const auto units = coop::bench::plan(config);
+  ASSERT_EQ(units.size(), 1u);
+  coop::bench::Runner runner(rt, config);
+  const json r = runner.run(units[0]);
+  const json& forms = r["forms"];
+  ASSERT_TRUE(forms.contains("cooperative-yield")) << r.dump();
+  EXPECT_EQ(forms["cooperative-yield"]["samples"].size(), 2u);
+  EXPECT_EQ(forms["cooperative-yield"]["validation"].get<std::string>().rfind("ok", 0), 0u)
+      << forms["cooperative-yield"]["validation"];
+  EXPECT_NEAR(r["cooperative_yield_over_standalone"].get<double>(),
+              forms["cooperative-yield"]["median"].get<double>() /
+                  forms["standalone"]["median"].get<double>(),
+              1e-12);
+  EXPECT_TRUE(forms.contains("cooperative") && forms.contains("multi-launch"));
 }
 
 TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {

@@ -330,6 +330,8 @@ void plan_overhead(const json& config, std::vector<Unit>& units) {
   const int reps = o.value("reps", 5);
   if (reps < 1) throw std::invalid_argument("overhead: 'reps' must be at least 1");
   check_carveout(o, "overhead");
+  if (o.contains("yield_in_phases") && !o["yield_in_phases"].is_boolean())
+    throw std::invalid_argument("overhead: 'yield_in_phases' must be true or false");
   for (const std::string& pair : select_pairs(config, o.value("pairs", json("all")), "overhead"))
     units.push_back(
         {"overhead/" + pair, "overhead", {{"pair", pair}, {"reps", reps}}, double(reps) * 3});

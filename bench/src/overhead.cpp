@@ -11,32 +11,46 @@ namespace coop::bench {
 
 // Table 2: the cooperative kernel with a scheduler that never resizes, against the same
 // kernel standalone (a plain persistent kernel with the platform's grid barrier) and the
-// multi-launch form, on the same grid, forms interleaved.
+// multi-launch form, on the same grid, forms interleaved. With "yield_in_phases" the phased
+// apps' yielding form (every phase a coop::for_each loop) runs beside them as
+// "cooperative-yield", on the same grid too.
 json Runner::State::overhead(const Unit& u) {
   const std::string pair = u.params["pair"];
   const int reps = u.params["reps"];
   const json& p = find_pair(config, pair);
   apps::Input& in = input(pair);
-  std::vector<apps::Form> forms{apps::Form::cooperative, apps::Form::standalone};
-  if (apps::find_app(in.app).multi_launch) forms.push_back(apps::Form::multi_launch);
-  std::map<apps::Form, std::string> checked;
-  std::uint32_t groups = 0;
+  const apps::AppInfo& app = apps::find_app(in.app);
   const int carveout = carveout_of(config["overhead"]);
-  for (apps::Form f : forms) {  // warm-up, validation, and the grid both persistent forms fit
-    apps::Result r =
-        apps::run(rt, in, {.form = f, .policy = Policy::fixed(), .shared_carveout = carveout});
-    checked[f] = validate_once(pair + " " + apps::form_name(f), in, r);
-    if (f != apps::Form::multi_launch)
+  struct Series {
+    const char* name;
+    apps::RunConfig cfg;
+  };
+  const auto series = [&](apps::Form f, bool yield) {
+    return Series{yield ? "cooperative-yield" : apps::form_name(f),
+                  {.form = f,
+                   .policy = Policy::fixed(),
+                   .shared_carveout = carveout,
+                   .yield_in_phases = yield}};
+  };
+  std::vector<Series> forms{series(apps::Form::cooperative, false),
+                            series(apps::Form::standalone, false)};
+  if (app.multi_launch) forms.push_back(series(apps::Form::multi_launch, false));
+  if (app.multi_launch && config["overhead"].value("yield_in_phases", false))
+    forms.push_back(series(apps::Form::cooperative, true));
+  std::map<std::string, std::string> checked;
+  std::uint32_t groups = 0;
+  for (Series& s : forms) {  // warm-up, validation, and the grid every persistent form fits
+    apps::Result r = apps::run(rt, in, s.cfg);
+    checked[s.name] = validate_once(pair + " " + s.name, in, r);
+    if (s.cfg.form != apps::Form::multi_launch)
       groups = groups ? std::min(groups, r.stats.max_groups) : r.stats.max_groups;
   }
-  std::map<apps::Form, std::vector<double>> times;
+  std::map<std::string, std::vector<double>> times;
   for (int rep = 0; rep < reps; ++rep)
-    for (apps::Form f : forms)
-      times[f].push_back(
-          apps::run(
-              rt, in,
-              {.form = f, .policy = Policy::fixed(), .groups = groups, .shared_carveout = carveout})
-              .ms);
+    for (Series& s : forms) {
+      s.cfg.groups = groups;
+      times[s.name].push_back(apps::run(rt, in, s.cfg).ms);
+    }
   json out{{"pair", pair},
            {"app", in.app},
            {"input", describe_input(p, in)},
@@ -46,15 +60,18 @@ json Runner::State::overhead(const Unit& u) {
     out["vertices"] = in.graph->n();
     out["arcs"] = in.graph->m();
   }
-  for (apps::Form f : forms) {
-    json s = summarize(times[f]);
-    s["samples"] = times[f];
-    s["validation"] = checked[f];
-    out["forms"][apps::form_name(f)] = s;
+  for (const Series& f : forms) {
+    json s = summarize(times[f.name]);
+    s["samples"] = times[f.name];
+    s["validation"] = checked[f.name];
+    out["forms"][f.name] = s;
   }
   const double standalone = out["forms"]["standalone"]["median"];
   out["cooperative_over_standalone"] =
       out["forms"]["cooperative"]["median"].get<double>() / standalone;
+  if (out["forms"].contains("cooperative-yield"))
+    out["cooperative_yield_over_standalone"] =
+        out["forms"]["cooperative-yield"]["median"].get<double>() / standalone;
   if (out["forms"].contains("multi-launch"))
     out["multi_launch_over_standalone"] =
         out["forms"]["multi-launch"]["median"].get<double>() / standalone;

@@ -1,6 +1,7 @@
 // The headline figures of a set of results: Table 2, per workload and variant the
 // multitasking slowdown and periods met, and per co-location unit the request latency and the
 // background kept.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -23,7 +24,7 @@ double geomean(const std::vector<double>& v) {
 // Table 2: cooperative / standalone (and multi-launch / standalone) over the pairs in the
 // geomean.
 void print_overhead(std::FILE* f, const std::vector<json>& results) {
-  std::vector<double> coop, multi;
+  std::vector<double> coop, multi, yield;
   double worst = 0;
   std::string worst_pair;
   for (const json& r : results) {
@@ -35,6 +36,8 @@ void print_overhead(std::FILE* f, const std::vector<json>& results) {
     if (c > worst) worst = c, worst_pair = r["pair"];
     if (r.contains("multi_launch_over_standalone"))
       multi.push_back(r["multi_launch_over_standalone"]);
+    if (r.contains("cooperative_yield_over_standalone"))
+      yield.push_back(r["cooperative_yield_over_standalone"]);
   }
   if (coop.empty()) return;  // no overhead units in these results
   std::fprintf(f,
@@ -46,6 +49,11 @@ void print_overhead(std::FILE* f, const std::vector<json>& results) {
   else
     std::fprintf(f, " Multi-launch / standalone geomean %.3f over %zu pairs.\n", geomean(multi),
                  multi.size());
+  if (!yield.empty())
+    std::fprintf(f,
+                 "Yielding inside phases (coop::for_each) / standalone over %zu phased pairs: "
+                 "geomean %.3f, max %.3f.\n",
+                 yield.size(), geomean(yield), *std::max_element(yield.begin(), yield.end()));
 }
 
 // Per workload and variant: the median slowdown and period over pairs, per groups request.
