@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,9 @@ struct VisitCounter {
     std::uint64_t* left_in_loop;  ///< workgroups that for_each told to leave
     std::uint32_t loops;
     std::uint32_t first_epoch;  ///< near 2^32 in some runs: the epoch wraps
+    /// Between consecutive loops' epochs: 1 (a loop finds its cursor word readied by the
+    /// previous one) or more (it finds a stale word, which its workgroups reset).
+    std::uint32_t epoch_step;
     std::uint32_t grain;
     std::uint32_t interval_ns;
   };
@@ -42,8 +47,8 @@ struct VisitCounter {
         const auto visit = [&](std::uint64_t i) {
           atomic_ref<std::uint32_t>(row[i - begin]).fetch_add(1, memory_order::relaxed);
         };
-        if (for_each(ctx, *p.cursor, p.first_epoch + t.loop, begin, p.end[t.loop], p.grain, visit,
-                     p.interval_ns)) {
+        if (for_each(ctx, *p.cursor, p.first_epoch + t.loop * p.epoch_step, begin, p.end[t.loop],
+                     p.grain, visit, p.interval_ns)) {
           if (ctx.local_id() == 0) atomic_ref<std::uint64_t>(*p.left_in_loop).fetch_add(1);
           return;
         }
@@ -75,8 +80,8 @@ struct JoinableVisitCounter {
         const std::uint64_t begin = p.loops.begin[t.loop];
         std::uint32_t* row = p.loops.visits + p.loops.offset[t.loop];
         COOP_FOR_EACH_STRIDED_JOINABLE(
-            ctx, kJoin, *p.loops.cursor, p.loops.first_epoch + t.loop, begin, p.loops.end[t.loop],
-            p.loops.grain,
+            ctx, kJoin, *p.loops.cursor, p.loops.first_epoch + t.loop * p.loops.epoch_step, begin,
+            p.loops.end[t.loop], p.loops.grain,
             [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
               for (std::uint64_t i = first; i < end; i += stride)
                 atomic_ref<std::uint32_t>(row[i - begin]).fetch_add(1, memory_order::relaxed);
@@ -102,7 +107,7 @@ struct Loops {
     visits = ManagedArray<std::uint32_t>(offset[begins.size()] + 1);
   }
   VisitCounter::Params params(std::uint32_t first_epoch, std::uint32_t grain,
-                              std::uint32_t interval_ns) {
+                              std::uint32_t interval_ns, std::uint32_t epoch_step = 1) {
     return {cursor.get(),
             begin.data(),
             end.data(),
@@ -111,6 +116,7 @@ struct Loops {
             left.get(),
             std::uint32_t(begin.size()),
             first_epoch,
+            epoch_step,
             grain,
             interval_ns};
   }
@@ -156,14 +162,15 @@ void adversarial_runs(const char* name) {
     }
     Loops loops(begins, ends);
     // Offers after every chunk in some runs (most interference), the default in others; the
-    // epochs wrap past 2^32 in some.
+    // epochs wrap past 2^32 in some, and skip some values in others.
     const std::uint32_t interval = seed % 3 == 0 ? 0 : kOfferIntervalNs;
     const std::uint32_t first_epoch = seed % 2 ? 0xfffffffdu : std::uint32_t(seed);
     const std::uint32_t threads = 1 + std::uint32_t(seed % 4);
-    auto job = rt->launch<K>({.max_groups = 1 + std::uint32_t(seed % 8),
-                              .threads = threads,
-                              .policy = test::adversarial(seed)},
-                             loops.params(first_epoch, 1 + std::uint32_t(seed % 5), interval));
+    auto job = rt->launch<K>(
+        {.max_groups = 1 + std::uint32_t(seed % 8),
+         .threads = threads,
+         .policy = test::adversarial(seed)},
+        loops.params(first_epoch, 1 + std::uint32_t(seed % 5), interval, seed % 4 == 1 ? 3u : 1u));
     job.wait();
     ASSERT_EQ(loops.check(), "") << name << " seed " << seed;
     kills += job.stats().kills;
@@ -234,8 +241,9 @@ TEST(ForEach, WorkgroupsForkedInsideAJoinableLoopJoinIt) {
         {.max_groups = 2 + std::uint32_t(seed % 7),
          .threads = 1 + std::uint32_t(seed % 4),
          .policy = test::adversarial(seed)},
-        {loops.params(std::uint32_t(seed), 1, seed % 2 ? 0 : kOfferIntervalNs), entered.get(),
-         reached.get()});
+        {loops.params(std::uint32_t(seed), 1, seed % 2 ? 0 : kOfferIntervalNs,
+                      seed % 3 == 2 ? 2u : 1u),
+         entered.get(), reached.get()});
     job.wait();
     ASSERT_EQ(loops.check(), "") << "seed " << seed;
     ASSERT_GE(*reached, *entered);
@@ -324,6 +332,47 @@ TEST(ForEach, EpochGoingBackwardsIsReported) {
 }
 
 #if !COOP_TEST_CUDA
+// The cursor alone (detail::claim_chunk), its workgroups' claims interleaved at random, some
+// workgroups stopping after a chunk (leaving) and others joining mid-loop: over consecutive
+// loops on one cursor (epochs by 1, and some that skip) every item is claimed exactly once,
+// and every workgroup's claims end.
+TEST(ForEach, ClaimsCoverEveryItemOnceUnderAnyInterleaving) {
+  std::mt19937_64 rng(2026);
+  const std::uint64_t counts[] = {0, 1, 15, 17, 700, 5000};
+  for (int run = 0; run < 300; ++run) {
+    LoopCursor cursor;
+    std::uint32_t epoch = std::uint32_t(rng());
+    for (int loop = 0; loop < 6; ++loop) {
+      epoch += rng() % 4 == 0 ? 2 + std::uint32_t(rng() % 3) : 1u;
+      const std::uint32_t tag = detail::loop_tag(epoch);
+      const std::uint64_t begin = rng() % 1000, count = counts[rng() % std::size(counts)];
+      std::vector<bool> live(1 + rng() % 40, true);
+      std::vector<int> claimed(count, 0);
+      for (std::size_t alive = live.size(); alive > 0;) {
+        const std::size_t g = rng() % live.size();
+        if (!live[g]) continue;
+        std::uint64_t chunk = 0;
+        const auto r =
+            detail::claim_chunk(cursor, tag, begin, begin + count, 1 + rng() % 300, chunk);
+        ASSERT_NE(r, detail::ClaimResult::misuse) << "run " << run << " loop " << loop;
+        const std::uint64_t n = r == detail::ClaimResult::chunk ? chunk >> detail::kIndexBits : 0;
+        const std::uint64_t first = chunk & detail::kIndexMask;
+        ASSERT_TRUE(n == 0 || (first >= begin && first + n <= begin + count));
+        for (std::uint64_t i = first; i < first + n; ++i) ++claimed[i - begin];
+        // Out of items, or leaving after its chunk (workgroup 0 never leaves: someone finishes).
+        if (n == 0 || (g != 0 && rng() % 8 == 0)) {
+          live[g] = false;
+          --alive;
+        }
+        if (n != 0 && rng() % 50 == 0) live.push_back(true), ++alive;  // forked mid-loop
+      }
+      for (std::uint64_t i = 0; i < count; ++i)
+        ASSERT_EQ(claimed[i], 1) << "run " << run << " loop " << loop << " item " << i << " of "
+                                 << count << " with " << live.size() << " workgroups";
+    }
+  }
+}
+
 // Without checking (CPU backend), the misused loop ends instead of hanging.
 TEST(ForEach, MisuseWithoutCheckingEndsTheLoop) {
   auto rt = misuse_runtime(false);
