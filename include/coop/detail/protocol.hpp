@@ -432,10 +432,10 @@ class Protocol {
   // which its next resizing barrier performs. M cannot change meanwhile (only workgroups
   // change it, and the others are gone). Never while another member runs: one waiting could
   // hold the others at a barrier, and they would never reach the offer that gives the task
-  // their slots. Inlined and small, and only after the offer or the barrier: on the GPU a
-  // function call here took the protocol's environment out of registers into local memory (a
-  // member function) or raised the kernels' register counts (a free one), and either cost the
-  // paper's phased apps ~9 % (Table 2 on an H200: 1.10 against 1.01).
+  // their slots. Inlined and small, and only after the offer or the barrier: on the GPU, as a
+  // member function not inlined it took the protocol's environment out of registers into local
+  // memory, which cost the paper's phased apps ~9 % (Table 2 on an H200: 1.10 against 1.01), and
+  // as a free function not inlined it raised the kernels' register counts.
   COOP_HD void wait_while_paused(int site, bool at_barrier) {
     atomic<std::uint32_t> abort(ch_.abort), suspend(ch_.suspend);
     while (target() == 0 && !(at_barrier && suspend.load(order::relaxed) != 0)) {
