@@ -27,8 +27,8 @@ struct VisitCounter {
     std::uint64_t* left_in_loop;  ///< workgroups that for_each told to leave
     std::uint32_t loops;
     std::uint32_t first_epoch;  ///< near 2^32 in some runs: the epoch wraps
-    /// Between consecutive loops' epochs: 1 (a loop finds its cursor word readied by the
-    /// previous one) or more (it finds a stale word, which its workgroups reset).
+    /// Between consecutive loops' epochs: 1, or more in some runs (the rules ask only that
+    /// the epoch increase).
     std::uint32_t epoch_step;
     std::uint32_t grain;
     std::uint32_t interval_ns;
