@@ -154,8 +154,12 @@ std::uint32_t JobCore::reported_active() const {
 }
 
 void JobCore::set_target(std::uint32_t target, bool pause_kept) {
-  detail::atomic<std::uint32_t>(channel_->target)
-      .store(detail::device_target(target, pause_kept, channel_->flags));
+  const std::uint32_t t =
+      detail::device_target(target, channel_->max_groups, pause_kept, channel_->flags);
+  detail::atomic<std::uint32_t> request(channel_->request);
+  for (std::uint32_t r = request.load();
+       !request.cas(r, detail::request_word(t, detail::suspend_of(r)));) {
+  }
 }
 
 void JobCore::start(std::uint32_t m0) {
@@ -223,7 +227,11 @@ void JobCore::group_exit(std::uint32_t id, bool finished_normally) {
 }
 
 void JobCore::request_suspend(bool on) {
-  detail::atomic<std::uint32_t>(channel_->suspend).store(on ? 1 : 0);
+  detail::atomic<std::uint32_t> request(channel_->request);
+  if (on)
+    request.fetch_or(detail::kSuspendBit);
+  else
+    request.fetch_and(~detail::kSuspendBit);
 }
 
 void JobCore::relaunch(std::uint32_t m) {
@@ -239,7 +247,7 @@ void JobCore::abort_on_device() {
   // Every workgroup unwinds at its next workgroup barrier or protocol wait.
   aborted_.store(true);
   detail::atomic<std::uint32_t>(channel_->abort).store(1);
-  detail::atomic<std::uint32_t>(channel_->target).store(0);
+  detail::atomic<std::uint32_t>(channel_->request).store(detail::request_word(0, false));
 }
 
 void JobCore::take_counters(JobStats& s) const { detail::take_counters(s, *channel_); }
@@ -301,7 +309,7 @@ std::string JobCore::describe() const {
   return "M " + std::to_string(detail::active_of(w)) + ", arrivals " +
          std::to_string(detail::barrier_arrivals(w)) + ", leaving " +
          std::to_string(detail::leaving_of(w)) + ", target " +
-         std::to_string(detail::atomic<std::uint32_t>(ch.target).load()) +
+         std::to_string(detail::target_of(detail::atomic<std::uint32_t>(ch.request).load())) +
          (aborted() ? ", aborted" : "") + "; workgroups:" + sites_report();
 }
 

@@ -131,11 +131,18 @@ void JobCore::stage_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
   pending_.push_back({&state_->release_armed, armed, false});
 }
 
+void JobCore::stage_request(bool suspend) {
+  suspend_requested_ = suspend;
+  pending_.push_back(
+      {&state_->channel.request, coop::detail::request_word(target_.load(), suspend), false});
+}
+
 void JobCore::set_target(std::uint32_t target, bool pause_kept) {
-  target = coop::detail::device_target(target, pause_kept, flags_);
-  target_.store(target);
   // In one batch with the release slots armed for it just before (Scheduler::set_target).
-  write_control(&state_->channel.target, target);
+  std::lock_guard lock(control_mu_);
+  target_.store(coop::detail::device_target(target, n_, pause_kept, flags_));
+  stage_request(suspend_requested_);
+  flush_control();
 }
 
 coop::detail::Membership JobCore::membership() const {
@@ -173,12 +180,13 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
     copy_state(sizeof(DeviceState));
     DeviceState& host = *state_copy_;
     coop::detail::reset_channel(host.channel, m0);
-    host.channel.target = target_.load();
+    std::lock_guard control(control_mu_);
+    suspend_requested_ = false;
+    host.channel.request = coop::detail::request_word(target_.load(), false);
     host.channel.abort = 0;
     if (cancelled()) {
       // Cancelled while a restart was on its way: the blocks leave at their first chance.
-      host.channel.target = 0;
-      host.channel.suspend = 1;
+      host.channel.request = coop::detail::request_word(0, true);
       host.channel.abort = 1;
     }
     host.outstanding = m0;
@@ -363,10 +371,9 @@ void JobCore::take_counters(JobStats& s) const {
 void JobCore::abort_on_device() {
   // Kill requests for all (offer_kill then sees the abort), a suspension at the next resizing
   // barrier, and the abort every protocol wait polls.
-  target_.store(0);
   std::lock_guard lock(control_mu_);
-  pending_.push_back({&state_->channel.target, 0, false});
-  pending_.push_back({&state_->channel.suspend, 1, false});
+  target_.store(0);
+  stage_request(true);
   pending_.push_back({&state_->channel.abort, 1, false});
   flush_control();
 }
@@ -389,10 +396,11 @@ std::string JobCore::describe() const {
       std::to_string(coop::detail::leaving_of(w)) + "; decisions " +
       std::to_string(coop::detail::decisions_of(w)) + ", last release threshold " +
       std::to_string((r >> 32) & 0xffff) + " M " + std::to_string(r >> 48) + "; target " +
-      std::to_string(ch.target) + ", suspend " + std::to_string(ch.suspend) + ", abort " +
-      std::to_string(ch.abort) + ", returned " + std::to_string(ch.finished) +
-      ", blocks outstanding " + std::to_string(host.outstanding) + ", events " +
-      std::to_string(host.next_event) + " posted / " +
+      std::to_string(coop::detail::target_of(ch.request)) + ", suspend " +
+      std::to_string(coop::detail::suspend_of(ch.request)) + ", abort " + std::to_string(ch.abort) +
+      ", returned " + std::to_string(ch.finished) + ", blocks outstanding " +
+      std::to_string(host.outstanding) + ", events " + std::to_string(host.next_event) +
+      " posted / " +
       std::to_string(__atomic_load_n(&reinterpret_cast<const Mailbox*>(mailbox_host_)->consumed,
                                      __ATOMIC_ACQUIRE)) +
       " handled; barriers " + std::to_string(ch.barriers) + ", kills " + std::to_string(ch.kills) +
@@ -406,7 +414,11 @@ void JobCore::require_suspendable() const {
         "a Mode::persistent job is a plain persistent kernel on the GPU: it cannot suspend");
 }
 
-void JobCore::request_suspend(bool on) { write_control(&state_->channel.suspend, on ? 1 : 0); }
+void JobCore::request_suspend(bool on) {
+  std::lock_guard lock(control_mu_);
+  stage_request(on);
+  flush_control();
+}
 
 void JobCore::relaunch(std::uint32_t m) {
   start(m, resume_site_, resume_transmit_.empty() ? nullptr : resume_transmit_.data());

@@ -61,7 +61,7 @@ TEST(DeviceProtocol, GlobalBarrierOrdersMemoryAcrossTheGrid) {
     coop::detail::Channel host;
     host.max_groups = blocks;
     host.membership = coop::detail::with_active(0, blocks);
-    host.target = blocks;
+    host.request = coop::detail::request_word(blocks, false);
     coop::detail::Channel* ch = nullptr;
     unsigned long long* sum = nullptr;
     unsigned* errors = nullptr;

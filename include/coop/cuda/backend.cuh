@@ -256,9 +256,9 @@ class Ctx {
   __device__ Ctx(const LaunchArgs<K>& a, BlockState<K>& bs, Id id, Env<K, Id>& env)
       : a_(a), bs_(bs), id_(id), env_(env) {
     // Only thread 0 polls; the others keep a view whose votes are always no (M 0x3fff, the
-    // target 0x3fff: neither a kill nor a fork).
+    // request's target 0x3fff: neither a kill nor a fork).
     view_word_ = coop::kMaxGroupsLimit;
-    view_target_ = coop::kMaxGroupsLimit;
+    view_request_ = coop::kMaxGroupsLimit;
     prefetch();
   }
 
@@ -295,8 +295,9 @@ class Ctx {
   // occupancy step.)
   __device__ bool offer_kill(int site = 0) {
     m_seen_ = 0;
-    const bool any = __syncthreads_or((view_target_ < coop::detail::active_of(view_word_)) ||
-                                      (a_.flags & coop::detail::flag_adversarial) != 0);
+    const bool any = __syncthreads_or(
+        (coop::detail::target_of(view_request_) < coop::detail::active_of(view_word_)) ||
+        (a_.flags & coop::detail::flag_adversarial) != 0);
     prefetch();
     if (!any) return false;
     return decide(
@@ -312,7 +313,8 @@ class Ctx {
   __device__ bool kill_requested() {
     m_seen_ = 0;
     const bool maybe = threadIdx.x == 0 &&
-                       coop::detail::kill_wanted(id_.get(), view_word_, view_target_, a_.flags);
+                       coop::detail::kill_wanted(id_.get(), view_word_,
+                                                 coop::detail::target_of(view_request_), a_.flags);
     const bool any = __syncthreads_or(maybe);
     prefetch();
     return any;
@@ -321,7 +323,8 @@ class Ctx {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
     const bool maybe = threadIdx.x == 0 && ((a_.flags & coop::detail::flag_adversarial) ||
-                                            view_target_ > coop::detail::active_of(view_word_));
+                                            coop::detail::target_of(view_request_) >
+                                                coop::detail::active_of(view_word_));
     const bool any = __syncthreads_or(maybe);
     prefetch();
     if (!any) return 0;
@@ -331,12 +334,13 @@ class Ctx {
     seen(collective([&] { return barrier_on_view(false, site, {}); }, false));
   }
   __device__ bool resizing_barrier(int site = 0) {
-    // Workgroup 0 reads the request as it reaches the barrier, before the workgroup barrier,
-    // whose wait hides the loads that its decision whether to hold the barrier needs (M and the
-    // parity come from its view: only kills and forks change them between barriers, and those
-    // refresh it).
-    coop::detail::ChannelView request{view_word_, 0, 0};
-    if (threadIdx.x == 0 && id_.get() == 0) protocol().read_request(request);
+    // Workgroup 0 loads the request word as it reaches the barrier, before the workgroup
+    // barrier, whose wait hides the load that its decision whether to hold the barrier needs (M
+    // and the parity come from its view: only kills and forks change them between barriers,
+    // and those refresh it). Its view's request, loaded at its last primitive, would save the
+    // load but live across the kernel's phase: 6-8 more registers in the phased apps.
+    coop::detail::ChannelView request{view_word_, 0};
+    if (threadIdx.x == 0 && id_.get() == 0) request.request = protocol().request();
     return seen(collective([&] { return barrier_on_view(true, site, request); }, true));
   }
   /// Thread 0 of a block leaving the kernel: adds the barriers it counted to the channel's.
@@ -380,8 +384,11 @@ class Ctx {
   // value here would wait for the load.
   __device__ void prefetch() {
     if (threadIdx.x != 0) return;
+    load_view();
+  }
+  __device__ void load_view() {
     view_word_ = dev_atomic<std::uint64_t>(a_.state->channel.membership).load(order::relaxed);
-    view_target_ = dev_atomic<std::uint32_t>(a_.state->channel.target).load(order::relaxed);
+    view_request_ = dev_atomic<std::uint32_t>(a_.state->channel.request).load(order::relaxed);
   }
   // Thread 0 at a barrier: `view` holds workgroup 0's request at a resizing barrier; the
   // barrier refreshes the offer vote's view while it fills.
@@ -390,7 +397,7 @@ class Ctx {
     const std::uint32_t m = protocol().barrier(id_.get(), resizing, site, &view, &bs_.barriers);
     // M as the barrier left it (a resize changed it); the parity stays the next barrier's.
     view_word_ = m != 0 ? (view.membership & ~0x3fffull) | m : view.membership;
-    view_target_ = view.target;
+    view_request_ = view.request;
     return coop::detail::barrier_result(m);
   }
   // A workgroup-level primitive: every thread arrives, thread 0 runs the protocol, all threads
@@ -423,9 +430,9 @@ class Ctx {
   BlockState<K>& bs_;
   Id id_;
   Env<K, Id>& env_;
-  std::uint32_t m_seen_ = 0;       ///< M from the last barrier (0: not known, read it)
-  std::uint64_t view_word_ = 0;    ///< thread 0's view for the offer vote: the membership word
-  std::uint32_t view_target_ = 0;  ///< ... and the target
+  std::uint32_t m_seen_ = 0;        ///< M from the last barrier (0: not known, read it)
+  std::uint64_t view_word_ = 0;     ///< thread 0's view for the offer vote: the membership word
+  std::uint32_t view_request_ = 0;  ///< ... and the request word
 };
 
 /// The ids of a start grid by SM (placed_kernel): the blocks of SM 0 take the lowest ids, then

@@ -105,7 +105,10 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   void flush_control();
   /// Queues `slot` and then the mask of armed slots (control_mu_ held).
   void stage_release_slot(std::uint32_t slot, std::uint64_t slot_value);
+  /// Queues the request word for the target in target_ and `suspend` (control_mu_ held).
+  void stage_request(bool suspend);
   std::mutex control_mu_;
+  bool suspend_requested_ = false;  // control_mu_ held: the suspend bit the device was sent
   std::vector<ValueWrite> pending_;
   CachedBuffer control_mirror_;  // pinned, the state's layout: staging where copies stand in
   std::uint64_t release_armed_[cuda::detail::kReleaseSlots] = {};  // what each slot holds

@@ -1,8 +1,8 @@
 // Memory layout shared by the CUDA backend's host side and its kernels.
 //
 // Device memory (DeviceState): the scheduler channel and the job's counters. Every workgroup
-// polls only this; the host writes `channel.target`, `channel.suspend` and `channel.abort` by
-// copy on a control stream (one 4-byte copy per decision).
+// polls only this; the host writes `channel.request` (target and suspend bit) and
+// `channel.abort` on a control stream (one 4-byte stream write or copy per decision).
 //
 // Pinned, mapped host memory (Mailbox): the events the kernel sends the host, one record per
 // membership change (spawn, kill, suspend, the end of the job), and the first error. The

@@ -103,6 +103,14 @@ enum ChannelFlags : std::uint32_t {
   flag_no_grow = 1u << 5,        ///< adversarial-shrink: never fork or grow at a barrier
 };
 
+/// query() on a membership word and a target: how many workgroups the scheduler wants back.
+COOP_HD constexpr std::uint32_t wanted_back(std::uint64_t word, std::uint32_t target,
+                                            std::uint32_t flags) {
+  const std::uint32_t m = active_of(word), keep = (flags & flag_kill_zero) ? 0u : 1u;
+  const std::uint32_t t = target > keep ? target : keep;  // target 0: a pause, not a kill
+  return m > t ? m - t : 0;
+}
+
 /// Whether offer_kill by workgroup `id` could accept, judged from a membership word and a target
 /// read earlier: what a kernel checks before it saves half-done work to leave (Ctx's
 /// kill_requested). A false "yes" costs only the save; a false "no" delays the leave by one
@@ -120,12 +128,21 @@ COOP_HD constexpr bool kill_wanted(std::uint32_t id, std::uint64_t word, std::ui
 
 inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
 
-/// Scheduler channel of one job. The scheduler writes only `target` and `suspend` (plain
-/// stores: on the GPU they arrive by copy from the host, so they cannot take part in a CAS);
-/// everything else is written by the workgroups. The membership word, which every barrier
-/// arrival updates atomically and every waiter polls, has a line of its own; what workgroup 0
-/// reads before arriving at a resizing barrier (target, suspend flag) and the release word
-/// share another.
+/// The scheduler's request word: the target M (bits 0-30) and the suspend bit (31). One word,
+/// so that one load (or one value a backend keeps from its last load) tells thread 0 all the
+/// scheduler wants, and one write from the host changes it.
+inline constexpr std::uint32_t kSuspendBit = 1u << 31;
+COOP_HD constexpr std::uint32_t target_of(std::uint32_t request) { return request & ~kSuspendBit; }
+COOP_HD constexpr bool suspend_of(std::uint32_t request) { return (request & kSuspendBit) != 0; }
+COOP_HD constexpr std::uint32_t request_word(std::uint32_t target, bool suspend) {
+  return (target & ~kSuspendBit) | (suspend ? kSuspendBit : 0u);
+}
+
+/// Scheduler channel of one job. The scheduler writes only `request` (a plain store: on the GPU
+/// it arrives by a stream write or a copy from the host, so it cannot take part in a CAS) and
+/// `abort`; everything else is written by the workgroups. The membership word, which every
+/// barrier arrival updates atomically and every waiter polls, has a line of its own; the
+/// request and the release word share another.
 struct Channel {
   alignas(128) std::uint64_t membership = 0;  ///< the membership word (layout above)
   std::uint32_t kill_ready = 0;               ///< workgroups announced for a batch exit (a hint)
@@ -138,12 +155,11 @@ struct Channel {
   /// One word, so a waiting workgroup learns both with one load. Barriers that nothing held end
   /// by the arrivals alone and leave it as it is.
   alignas(128) std::uint64_t release = 0;
-  /// The M the scheduler wants: M above it is a kill request (W = M - target), M below it a
-  /// grant of capacity that is free now (G = target - M).
-  std::uint32_t target = 0;
-  /// Non-zero: the next resizing barrier suspends the job (M -> 0, workgroup 0's transmitted
-  /// state and the resume point are kept for resume()).
-  std::uint32_t suspend = 0;
+  /// What the scheduler wants (request_word). The target: the M it wants, never above N: M
+  /// above it is a kill request (W = M - target), M below it a grant of capacity that is free
+  /// now (G = target - M). The suspend bit: the next resizing barrier suspends the job (M -> 0,
+  /// workgroup 0's transmitted state and the resume point are kept for resume()).
+  std::uint32_t request = 0;
   std::uint32_t max_groups = 0;  ///< N
   std::uint32_t flags = 0;
   std::uint64_t seed = 0;
@@ -161,13 +177,13 @@ struct Channel {
   alignas(128) std::uint64_t present[kIdWords] = {};
 };
 
-/// What thread 0 of a workgroup read of its channel: the membership word and the request (the
-/// target and the suspend flag). A backend that keeps one between primitives (the GPU's, for
-/// the offer vote) takes those loads off the critical path; a stale view errs safely (an
-/// offer that declines once more, or runs the protocol for nothing).
+/// What thread 0 of a workgroup read of its channel: the membership word and the request word.
+/// A backend that keeps one between primitives (the GPU's, for the offer vote) takes those
+/// loads off the critical path; a stale view errs safely (an offer that declines once more, or
+/// runs the protocol for nothing).
 struct ChannelView {
   std::uint64_t membership = 0;
-  std::uint32_t target = 0, suspend = 0;
+  std::uint32_t request = 0;
 };
 /// Workgroup 0 adds its count of barriers to the channel's every this many (and when it leaves).
 inline constexpr std::uint32_t kBarrierCountBatch = 32;
@@ -182,11 +198,15 @@ enum class WaitKind : std::uint8_t {
   paused,  ///< workgroup 0 alone, paused while a task holds the rest (not a stall)
 };
 
-/// The target the workgroups read for the scheduler's target `t`. `pause`: a job the scheduler
-/// shrank to workgroup 0 for a task (t = 1) should pause that workgroup until the task ends;
-/// it reads target 0, which its offers and resizing barriers take as "wait here" once it is
-/// alone (M = 1). Not for jobs that may kill workgroup 0 (target 0 removes it) or never resize.
-COOP_HD constexpr std::uint32_t device_target(std::uint32_t t, bool pause, std::uint32_t flags) {
+/// The target the workgroups read for the scheduler's target `t` in a job of N = `n`: at most
+/// N (so that a resizing barrier tells whether it must resize from the target and M alone).
+/// `pause`: a job the scheduler shrank to workgroup 0 for a task (t = 1) should pause that
+/// workgroup until the task ends; it reads target 0, which its offers and resizing barriers
+/// take as "wait here" once it is alone (M = 1). Not for jobs that may kill workgroup 0 (target
+/// 0 removes it) or never resize.
+COOP_HD constexpr std::uint32_t device_target(std::uint32_t t, std::uint32_t n, bool pause,
+                                              std::uint32_t flags) {
+  if (t > n) t = n;
   return pause && t == 1 && !(flags & (flag_kill_zero | flag_no_resize)) ? 0u : t;
 }
 
@@ -204,7 +224,7 @@ COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
   // None arriving, leaving or held, the barrier armed; the version goes on.
   ch.membership = with_active(bump_version(ch.membership) & (0xffffull << 32), m);
   ch.release = 0;
-  ch.suspend = 0;
+  ch.request = request_word(target_of(ch.request), false);
   ch.suspended = 0;
   ch.finished = 0;
   ch.kill_ready = 0;
@@ -217,7 +237,7 @@ COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
 COOP_HD inline Membership view_membership(Channel& ch) {
   Membership v;
   v.active = active_of(atomic<std::uint64_t>(ch.membership).load());
-  std::uint32_t t = atomic<std::uint32_t>(ch.target).load(order::relaxed);
+  std::uint32_t t = target_of(atomic<std::uint32_t>(ch.request).load(order::relaxed));
   std::uint32_t keep = (ch.flags & flag_kill_zero) ? 0 : 1;
   std::uint32_t floor = t > keep ? t : keep;
   v.kill_wanted = v.active > floor ? v.active - floor : 0;
@@ -256,11 +276,7 @@ class Protocol {
   COOP_HD std::uint32_t max_groups() const { return ch_.max_groups; }
 
   /// query(): how many workgroups the scheduler wants back now.
-  COOP_HD std::uint32_t query() const {
-    std::uint32_t m = active();
-    std::uint32_t t = target() > keep() ? target() : keep();  // target 0: a pause, not a kill
-    return m > t ? m - t : 0;
-  }
+  COOP_HD std::uint32_t query() const { return wanted_back(word().load(), target(), flags_); }
 
   /// kill_wanted on fresh values.
   COOP_HD bool kill_wanted(std::uint32_t id) const {
@@ -329,12 +345,12 @@ class Protocol {
   /// state new workgroups inherit) decides once every member is there and publishes the
   /// outcome in the release word, and the others wait for that.
   ///
-  /// `view` (GPU): at a resizing barrier, workgroup 0's view of the request read as it reached
-  /// the barrier (the backend issues those loads before its workgroup barrier, to hide them);
-  /// every member refreshes the membership word and the target in it while the barrier fills,
-  /// for its next offer. `count` (GPU): workgroup 0's barriers not yet added to the channel's
-  /// count. Without them (CPU backend) workgroup 0 reads the request here and counts each
-  /// barrier in the channel at once.
+  /// `view` (GPU): at a resizing barrier, workgroup 0's view of the request word read as it
+  /// reached the barrier (the backend issues the load before its workgroup barrier, to hide
+  /// it); every member refreshes the membership and request words in it while the barrier
+  /// fills, for its next offer. `count` (GPU): workgroup 0's barriers not yet added to the
+  /// channel's count. Without them (CPU backend) workgroup 0 reads the request here and counts
+  /// each barrier in the channel at once.
   COOP_HD std::uint32_t barrier(std::uint32_t id, bool resizing, int site,
                                 ChannelView* view = nullptr, std::uint32_t* count = nullptr) {
     // Workgroup 0 holds a resizing barrier for its decision when the scheduler wants something
@@ -348,11 +364,11 @@ class Protocol {
         now = *view;
       } else {
         now.membership = word().load(order::relaxed);
-        read_request(now);
+        now.request = request();
       }
-      pause = now.target == 0 && !(flags_ & flag_adversarial);
-      const bool hold = (flags_ & flag_adversarial) ||
-                        wants_decision(now.target, now.suspend, active_of(now.membership));
+      pause = target_of(now.request) == 0 && !(flags_ & flag_adversarial);
+      const bool hold =
+          (flags_ & flag_adversarial) || wants_decision(now.request, active_of(now.membership));
       if (hold) word().fetch_or(hold_bit(parity_of(now.membership)), order::relaxed);
     }
     // Release: what this workgroup wrote is visible to whoever sees the barrier end (one
@@ -360,9 +376,10 @@ class Protocol {
     const std::uint64_t before = word().fetch_add(kArrivedOne, order::release);
     if (id == 0) count_barrier(count);
     if (view) {
-      // The next offer's view, read while this barrier fills (the wait hides the load).
+      // The next offer's and barrier's view, read while this barrier fills (the wait hides the
+      // load).
       view->membership = before ^ (1ull << 63);  // the parity the next barrier has
-      view->target = target();
+      view->request = request();
     }
     const std::uint32_t m = active_of(before), parity = parity_of(before);
     const std::uint32_t decisions = decisions_of(before);
@@ -372,8 +389,10 @@ class Protocol {
         passed(id, m);
         // Alone and paused (the barrier completed with its arrival): wait after the barrier,
         // where little else is live; a suspension asked meanwhile happens at the next one.
-        if (pause && m == 1 && !(flags_ & (flag_kill_zero | flag_no_resize)))
+        if (pause && m == 1 && !(flags_ & (flag_kill_zero | flag_no_resize))) {
           wait_while_paused(site, true);
+          if (view) view->request = request();  // the next offer's vote sees the task end
+        }
         return m;
       }
       if (id == 0) return decide(parity, resizing, site);
@@ -399,10 +418,9 @@ class Protocol {
     }
   }
 
-  /// Thread 0's view of the request (target and suspend flag), for ChannelView.
-  COOP_HD void read_request(ChannelView& v) const {
-    v.target = target();
-    v.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+  /// The request word as it is now (target and suspend bit).
+  COOP_HD std::uint32_t request() const {
+    return atomic<std::uint32_t>(ch_.request).load(order::relaxed);
   }
 
   /// Adds the barriers workgroup 0 counted in `count` to the channel's count (when it leaves).
@@ -420,9 +438,7 @@ class Protocol {
 
  private:
   COOP_HD atomic<std::uint64_t> word() const { return atomic<std::uint64_t>(ch_.membership); }
-  COOP_HD std::uint32_t target() const {
-    return atomic<std::uint32_t>(ch_.target).load(order::relaxed);
-  }
+  COOP_HD std::uint32_t target() const { return target_of(request()); }
   COOP_HD std::uint32_t keep() const { return (flags_ & flag_kill_zero) ? 0 : 1; }
 
   // The last member (M = 1) while the target reads 0: the scheduler paused it (device_target)
@@ -437,8 +453,9 @@ class Protocol {
   // memory, which cost the paper's phased apps ~9 % (Table 2 on an H200: 1.10 against 1.01), and
   // as a free function not inlined it raised the kernels' register counts.
   COOP_HD void wait_while_paused(int site, bool at_barrier) {
-    atomic<std::uint32_t> abort(ch_.abort), suspend(ch_.suspend);
-    while (target() == 0 && !(at_barrier && suspend.load(order::relaxed) != 0)) {
+    atomic<std::uint32_t> abort(ch_.abort);
+    for (std::uint32_t r = request(); target_of(r) == 0 && !(at_barrier && suspend_of(r));
+         r = request()) {
       if (abort.load(order::relaxed) != 0) env_.abort();
       env_.relax(WaitKind::paused, site);
     }
@@ -572,9 +589,11 @@ class Protocol {
     return t < ch_.max_groups ? t : ch_.max_groups;
   }
   // Whether a resizing barrier must wait for workgroup 0's decision: the scheduler wants a
-  // resize or a suspension.
-  COOP_HD bool wants_decision(std::uint32_t t, std::uint32_t sus, std::uint32_t m) const {
-    return sus != 0 || (!(flags_ & flag_no_resize) && resize_target(t, m) != m);
+  // resize or a suspension (resize_target(t, m) != m, read without N: the target is at most N,
+  // device_target, and M at least 1).
+  COOP_HD bool wants_decision(std::uint32_t request, std::uint32_t m) const {
+    const std::uint32_t t = target_of(request);
+    return suspend_of(request) || (!(flags_ & flag_no_resize) && (t > m || (t < m && m > 1)));
   }
   // A barrier that nothing held has ended for member `id`: workgroup 0 arms the arrival field
   // for the next one (M is still the barrier's: kills and forks wait for this).
@@ -599,7 +618,7 @@ class Protocol {
   // What workgroup 0 decides from, with every member waiting at the barrier.
   struct Snapshot {
     std::uint64_t membership = 0;
-    std::uint32_t target = 0, suspend = 0;
+    std::uint32_t request = 0;
   };
 
   // Workgroup 0 at a held barrier, every member there: waits until workgroups removed earlier
@@ -609,8 +628,7 @@ class Protocol {
     Snapshot snap;
     while (leaving_of(snap.membership = word().load()) != 0)
       env_.relax(WaitKind::barrier_master, site);
-    snap.target = target();
-    snap.suspend = atomic<std::uint32_t>(ch_.suspend).load(order::relaxed);
+    snap.request = request();
     const Resize r = resizing ? resize(site, snap) : Resize{kKeepAll, 0, 0};
     std::uint64_t w = word().load(order::relaxed);
     atomic<std::uint64_t>(ch_.release)
@@ -654,14 +672,14 @@ class Protocol {
     const Resize none{kKeepAll, 0, 0};
     // Fast path: nothing asked when the last workgroup arrived. (A request that lands during
     // the barrier is honoured at the next one.)
-    if (!(flags_ & flag_adversarial) && snap.suspend == 0 &&
-        ((flags_ & flag_no_resize) || snap.target == active_of(snap.membership)))
+    if (!(flags_ & flag_adversarial) && !suspend_of(snap.request) &&
+        ((flags_ & flag_no_resize) || target_of(snap.request) == active_of(snap.membership)))
       return none;
     std::uint64_t raw = snap.membership;
     for (;;) {
       std::uint32_t m = active_of(raw);
       std::uint32_t to = m;
-      bool suspend = atomic<std::uint32_t>(ch_.suspend).load() != 0;
+      const bool suspend = suspend_of(atomic<std::uint32_t>(ch_.request).load());
       if (suspend) {
         to = 0;
       } else if (flags_ & flag_no_resize) {
