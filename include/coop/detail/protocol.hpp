@@ -286,13 +286,19 @@ class Protocol {
   /// offer_kill by workgroup `id`; true if the workgroup must leave the kernel now.
   COOP_HD bool offer_kill(std::uint32_t id, int site) {
     if (flags_ & flag_no_resize) return false;
-    std::uint64_t raw = word().load();
+    // Relaxed loads, issued together before any branch on them: on the GPU each load a branch
+    // waits for, or an acquire load, would add an L2 round trip to a leaving workgroup's path
+    // (the commit's CAS orders what matters).
+    const std::uint64_t raw = word().load(order::relaxed);
     if (flags_ & flag_adversarial) return adversarial_kill(id, raw);
-    if (target() >= active_of(raw)) return false;  // the hot path: two loads
+    const std::uint32_t t = target();
+    const std::uint32_t aborted = atomic<std::uint32_t>(ch_.abort).load(order::relaxed);
+    const std::uint32_t finished = atomic<std::uint32_t>(ch_.finished).load(order::relaxed);
+    if (t >= active_of(raw)) return false;  // declined: nothing asked (a stale vote)
     // A cancelled job (target 0) stops here; the abort word shares the membership word's line.
-    if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
+    if (aborted != 0) env_.abort();
     if (flags_ & flag_any_order) return kill_any(id, raw);
-    return batch_kill(id, raw, site);
+    return batch_kill(id, raw, t, finished, site);
   }
 
   /// After offer_kill declined (the backend calls it, on the same thread): a paused workgroup 0
@@ -475,7 +481,10 @@ class Protocol {
   // a barrier is in progress or the kernel is finishing, so that it never waits on a workgroup
   // that will not come. Withdrawing clears the bit and then bumps the version, so a commit
   // decided on a stale scan fails.
-  COOP_HD bool batch_kill(std::uint32_t id, std::uint64_t raw, int site) {
+  // `raw`, `t`, `finished`: the membership word, the target and the finished count as
+  // offer_kill loaded them (its first round; later rounds load them again).
+  COOP_HD bool batch_kill(std::uint32_t id, std::uint64_t raw, std::uint32_t t,
+                          std::uint32_t finished, int site) {
     atomic<std::uint64_t> announced(ch_.announced[id / 64]);
     atomic<std::uint32_t> ready(ch_.kill_ready);
     const std::uint64_t bit = 1ull << (id % 64);
@@ -488,10 +497,9 @@ class Protocol {
         word().fetch_sub(kLeavingOne);
         return true;
       }
-      std::uint32_t floor = target() > keep() ? target() : keep();
+      std::uint32_t floor = t > keep() ? t : keep();
       bool wanted = id >= floor && id < m;
-      bool give_up =
-          filling(raw) != 0 || atomic<std::uint32_t>(ch_.finished).load(order::relaxed) != 0;
+      bool give_up = filling(raw) != 0 || finished != 0;
       if (!wanted || give_up) {
         if (!waiting) return false;
         announced.fetch_and(~bit);
@@ -529,10 +537,14 @@ class Protocol {
           env_.on_membership(m, floor);
           return true;
         }
-        continue;  // raw holds the new state
+        t = target();  // raw holds the new state
+        finished = atomic<std::uint32_t>(ch_.finished).load(order::relaxed);
+        continue;
       }
       env_.relax(WaitKind::batch_kill, site);
       raw = word().load();
+      t = target();
+      finished = atomic<std::uint32_t>(ch_.finished).load(order::relaxed);
     }
   }
 
