@@ -324,11 +324,15 @@ TEST(Semantics, ArrivalCountWrapsSafely) {
   EXPECT_EQ(job.stats().barriers, 2u * rounds);
 }
 
-// query() returns the number of workgroups the scheduler wants back.
+// query() returns the number of workgroups the scheduler wants back, and a wanted workgroup's
+// offer_kill right after the query that reported the request accepts (on the GPU the offer
+// decides on the words the query loaded, not on older ones).
 struct QueryProbe {
   struct Params {
     std::uint64_t* observed;
     std::uint32_t* stop;
+    std::uint32_t task_groups;          // the one task's k: the wanted ids are the top k of N
+    std::uint32_t* declined_by_wanted;  // offers of wanted ids that declined after the query
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
@@ -345,6 +349,8 @@ struct QueryProbe {
           }
         }
         COOP_OFFER_KILL(ctx);
+        if (ctx.local_id() == 0 && ctx.group_id() + p.task_groups >= ctx.max_groups())
+          atomic_ref<std::uint32_t>(*p.declined_by_wanted).fetch_add(1);
       }
       ctx.pause();
     }
@@ -356,11 +362,14 @@ TEST(Semantics, QueryReturnsOutstandingRequest) {
   // The job fills the device (N = all that fit), so a task of 3 needs 3 of its workgroups.
   auto rt = test::make_runtime(6);
   Managed<std::uint64_t> observed;
-  Managed<std::uint32_t> stop;
-  auto job = rt->launch<QueryProbe>({.max_groups = 0, .threads = 2}, {observed.get(), stop.get()});
+  Managed<std::uint32_t> stop, declined;
+  auto job = rt->launch<QueryProbe>({.max_groups = 0, .threads = 2},
+                                    {observed.get(), stop.get(), 3, declined.get()});
   ASSERT_EQ(job.active_groups(), job.max_groups());
   TaskRecord rec = rt->run(3, [&](Task& t) { EXPECT_EQ(t.groups(), 3u); });
   EXPECT_EQ(*observed, 3u) << "query() did not report the scheduler's request for 3 workgroups";
+  EXPECT_EQ(*declined, 0u) << "a wanted workgroup's offer_kill declined after query() saw the "
+                              "request";
   EXPECT_GE(rec.gather_ms(), 0.0);
   atomic_ref<std::uint32_t>(*stop).store(1);
   job.wait();

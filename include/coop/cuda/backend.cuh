@@ -347,8 +347,17 @@ class Ctx {
   __device__ void leave() {
     if (threadIdx.x == 0) protocol().flush_barrier_count(bs_.barriers);
   }
+  // Fresh loads, kept as thread 0's view: an offer right after a query that saw the request
+  // votes on the same words, so a wanted workgroup leaves there rather than one offer later
+  // (Semantics.QueryReturnsOutstandingRequest).
   __device__ std::uint32_t query(int = 0) {
-    return std::uint32_t(collective([&] { return protocol().query(); }, false));
+    return std::uint32_t(collective(
+        [&] {
+          load_view();
+          return coop::detail::wanted_back(view_word_, coop::detail::target_of(view_request_),
+                                           a_.flags);
+        },
+        false));
   }
   template <class T>
   __device__ T broadcast(const T& value, int = 0) {
