@@ -116,6 +116,69 @@ TEST(FrontierBfs, CorrectWhileTasksTakeWorkgroups) {
   }
 }
 
+// More pools than one steal scan looks at (WorkPool::kStealWindow): workgroups killed by the
+// adversary leave tasks in pools that only the rotating scans of the others reach.
+TEST(TaskQueue, AdversarialSchedulesWithMorePoolsThanOneScanReaches) {
+  auto rt = test::make_runtime(8);
+  constexpr std::uint32_t kPools = 3 * WorkPool<TaskQueue::Range>::kStealWindow + 5;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const std::uint32_t groups = 1 + std::uint32_t(seed % 8);
+    const std::uint64_t total = 5000 + seed * 37 % 20000;
+    // Small pools: pushes overflow into the pools after a full one, far from the home pools.
+    TaskQueueBuffers b(kPools, total, 16 + seed % 64, 2 + std::uint32_t(seed % 3));
+    auto job = rt->launch<TaskQueue>({.max_groups = groups,
+                                      .threads = 1 + std::uint32_t(seed % 4),
+                                      .policy = test::adversarial(seed)},
+                                     b.params());
+    job.wait();
+    ASSERT_EQ(*b.sum, TaskQueueBuffers::reference(total))
+        << "wrong sum; reproduce with seed " << seed << " (" << test::adversarial(seed).name()
+        << ")";
+    ASSERT_EQ(*b.pending, 0u);
+  }
+}
+
+// One workgroup alone finds a task in any pool within the calls its rotating scan needs to pass
+// every pool once, and a pool view without scan offsets looks at every pool in one call.
+struct PauseOnly {
+  COOP_HD void pause() {}
+};
+
+TEST(WorkPool, AStealScanReachesEveryPoolInTurn) {
+  using Pool = WorkPool<std::uint32_t>;
+  constexpr std::uint32_t kPools = 2 * Pool::kStealWindow + 7;
+  constexpr std::uint32_t kCallsToPassAll =
+      (kPools - 1 + Pool::kStealWindow - 1) / Pool::kStealWindow;
+  PauseOnly ctx;
+  for (std::uint32_t home : {0u, 5u, kPools - 1}) {
+    for (std::uint32_t at = 0; at < kPools; ++at) {
+      if (at == home) continue;
+      WorkPoolBuffers<std::uint32_t> b(kPools, 4);
+      ASSERT_TRUE(b.push(at, 1000 + at));
+      Pool view = b.view();
+      std::uint32_t task = 0, calls = 0;
+      bool got = false;
+      while (!got && calls < 2 * kCallsToPassAll) {
+        got = view.take(ctx, home, home + 1, task);
+        ++calls;
+      }
+      ASSERT_TRUE(got) << "a task in pool " << at << " was not found from home pool " << home;
+      EXPECT_EQ(task, 1000 + at);
+      EXPECT_LE(calls, kCallsToPassAll) << "pool " << at << ", home " << home;
+      EXPECT_EQ(b.size(at), 0u);
+      EXPECT_FALSE(view.take(ctx, home, home + 1, task)) << "a task was taken twice";
+    }
+  }
+  // Without the offsets (a view made by hand before they existed): one call scans every pool.
+  WorkPoolBuffers<std::uint32_t> b(kPools, 4);
+  ASSERT_TRUE(b.push(kPools - 2, 7));
+  Pool whole = b.view();
+  whole.scan = nullptr;
+  std::uint32_t task = 0;
+  EXPECT_TRUE(whole.take(ctx, 0, 1, task));
+  EXPECT_EQ(task, 7u);
+}
+
 TEST(TaskQueue, CorrectWhileTasksTakeWorkgroups) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);
