@@ -382,8 +382,7 @@ class Protocol {
     const std::uint64_t before = word().fetch_add(kArrivedOne, order::release);
     if (id == 0) count_barrier(count);
     if (view) {
-      // The next offer's and barrier's view, read while this barrier fills (the wait hides the
-      // load).
+      // The next offer's view, read while this barrier fills (the wait hides the load).
       view->membership = before ^ (1ull << 63);  // the parity the next barrier has
       view->request = request();
     }
