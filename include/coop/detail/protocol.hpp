@@ -236,11 +236,10 @@ COOP_HD inline void reset_channel(Channel& ch, std::uint32_t m) {
 /// Membership as the scheduler sees it, computed from a channel.
 COOP_HD inline Membership view_membership(Channel& ch) {
   Membership v;
-  v.active = active_of(atomic<std::uint64_t>(ch.membership).load());
-  std::uint32_t t = target_of(atomic<std::uint32_t>(ch.request).load(order::relaxed));
-  std::uint32_t keep = (ch.flags & flag_kill_zero) ? 0 : 1;
-  std::uint32_t floor = t > keep ? t : keep;
-  v.kill_wanted = v.active > floor ? v.active - floor : 0;
+  const std::uint64_t word = atomic<std::uint64_t>(ch.membership).load();
+  const std::uint32_t t = target_of(atomic<std::uint32_t>(ch.request).load(order::relaxed));
+  v.active = active_of(word);
+  v.kill_wanted = wanted_back(word, t, ch.flags);
   v.kill_ready = atomic<std::uint32_t>(ch.kill_ready).load(order::relaxed);
   std::uint32_t top = t < ch.max_groups ? t : ch.max_groups;
   v.fork_granted = top > v.active ? top - v.active : 0;
