@@ -56,6 +56,25 @@ void bfs_adversarial_quarter(std::uint64_t q) {
   bfs_adversarial_seeds(q * n / 4 + 1, (q + 1) * n / 4);
 }
 
+// One TaskQueue run over `queues` pools of `capacity` tasks under seed's adversarial schedule
+// (a shape that varies with the seed), its sum and pending count checked; its stats.
+JobStats task_queue_adversarial_run(Runtime& rt, std::uint64_t seed, std::uint32_t queues,
+                                    std::uint64_t grain, std::uint32_t capacity) {
+  const std::uint32_t groups = 1 + std::uint32_t(seed % 8);
+  const std::uint64_t total = 5000 + seed * 37 % 20000;
+  TaskQueueBuffers b(queues, total, grain, capacity);
+  auto job = rt.launch<TaskQueue>({.max_groups = groups,
+                                   .threads = 1 + std::uint32_t(seed % 4),
+                                   .policy = test::adversarial(seed)},
+                                  b.params());
+  job.wait();
+  EXPECT_EQ(*b.sum, TaskQueueBuffers::reference(total))
+      << "wrong sum; reproduce with: coop demo --kernel queue --policy "
+      << test::adversarial(seed).name() << " (" << queues << " pools of " << capacity << ")";
+  EXPECT_EQ(*b.pending, 0u);
+  return job.stats();
+}
+
 }  // namespace
 
 TEST(FrontierBfs, AdversarialSchedulesFirstQuarter) { bfs_adversarial_quarter(0); }
@@ -74,20 +93,11 @@ TEST(TaskQueue, AdversarialSchedules) {
   // machine finishes queues in fewer rounds): more seeds, up to four times as many, until it
   // has; the per-seed result check is the real test.
   for (std::uint64_t seed = 1; seed <= n || (!exercised() && seed <= 4 * n); ++seed) {
-    const std::uint32_t groups = 1 + std::uint32_t(seed % 8);
-    const std::uint64_t total = 5000 + seed * 37 % 20000;
-    TaskQueueBuffers b(groups, total, 64 + seed % 200, 8 + std::uint32_t(seed % 16));
-    auto job = rt->launch<TaskQueue>({.max_groups = groups,
-                                      .threads = 1 + std::uint32_t(seed % 4),
-                                      .policy = test::adversarial(seed)},
-                                     b.params());
-    job.wait();
-    ASSERT_EQ(*b.sum, TaskQueueBuffers::reference(total))
-        << "wrong sum; reproduce with: coop demo --kernel queue --policy "
-        << test::adversarial(seed).name();
-    ASSERT_EQ(*b.pending, 0u);
-    kills += job.stats().kills;
-    forked += job.stats().forked_groups;
+    const JobStats s = task_queue_adversarial_run(*rt, seed, 1 + std::uint32_t(seed % 8),
+                                                  64 + seed % 200, 8 + std::uint32_t(seed % 16));
+    if (::testing::Test::HasFailure()) return;
+    kills += s.kills;
+    forked += s.forked_groups;
   }
   // The adversary must have exercised kills and forks.
   EXPECT_GT(kills, n / 10);
@@ -121,21 +131,9 @@ TEST(FrontierBfs, CorrectWhileTasksTakeWorkgroups) {
 TEST(TaskQueue, AdversarialSchedulesWithMorePoolsThanOneScanReaches) {
   auto rt = test::make_runtime(8);
   constexpr std::uint32_t kPools = 3 * WorkPool<TaskQueue::Range>::kStealWindow + 5;
-  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
-    const std::uint32_t groups = 1 + std::uint32_t(seed % 8);
-    const std::uint64_t total = 5000 + seed * 37 % 20000;
+  for (std::uint64_t seed = 1; seed <= 60 && !::testing::Test::HasFailure(); ++seed)
     // Small pools: pushes overflow into the pools after a full one, far from the home pools.
-    TaskQueueBuffers b(kPools, total, 16 + seed % 64, 2 + std::uint32_t(seed % 3));
-    auto job = rt->launch<TaskQueue>({.max_groups = groups,
-                                      .threads = 1 + std::uint32_t(seed % 4),
-                                      .policy = test::adversarial(seed)},
-                                     b.params());
-    job.wait();
-    ASSERT_EQ(*b.sum, TaskQueueBuffers::reference(total))
-        << "wrong sum; reproduce with seed " << seed << " (" << test::adversarial(seed).name()
-        << ")";
-    ASSERT_EQ(*b.pending, 0u);
-  }
+    task_queue_adversarial_run(*rt, seed, kPools, 16 + seed % 64, 2 + std::uint32_t(seed % 3));
 }
 
 // One workgroup alone finds a task in any pool within the calls its rotating scan needs to pass
