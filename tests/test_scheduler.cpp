@@ -372,6 +372,29 @@ TEST(Scheduler, SubmittedTasksRunWithoutBlockingTheCaller) {
   job.wait();
 }
 
+// Right after a task, one runtime thread spins for the next (Runtime::submit starts a task
+// without a wake-up then); tasks submitted then still run at once each on a thread of its own:
+// the first waits for the second, which must not wait for the first's thread.
+TEST(Scheduler, TasksSubmittedWhileAThreadSpinsRunTogether) {
+  auto rt = test::make_runtime(8);
+  for (int round = 0; round < 20; ++round) {
+    EXPECT_EQ(rt->submit(1, [](Task&) {}).record().groups, 1u);  // a thread now spins
+    std::atomic<bool> second_ran{false}, first_saw_it{false};
+    TaskHandle first = rt->submit(1, [&](Task&) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!second_ran.load() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::yield();
+      first_saw_it.store(second_ran.load());
+    });
+    TaskHandle second = rt->submit(1, [&](Task&) { second_ran.store(true); });
+    second.wait();
+    first.wait();
+    ASSERT_TRUE(first_saw_it.load())
+        << "round " << round << ": the second task waited for the first one's thread";
+  }
+  EXPECT_EQ(rt->task_records().size(), 60u);
+}
+
 // A submitted task still waiting for capacity when the runtime shuts down fails with
 // runtime_closed, as does one whose handle was dropped (it is not lost silently either).
 TEST(Scheduler, SubmittedTasksAndShutdown) {
