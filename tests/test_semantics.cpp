@@ -475,6 +475,7 @@ struct Heartbeat {
     std::uint32_t* stop;
     std::uint32_t* last;  // at_barrier: the last round, once workgroup 0 has seen `stop`
     std::uint32_t at_barrier;
+    std::uint64_t* alone = nullptr;  // rounds workgroup 0 ran with M = 1 (optional)
   };
   struct Transmit {
     std::uint32_t round = 0;
@@ -483,8 +484,10 @@ struct Heartbeat {
   COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
     COOP_BEGIN(ctx);
     for (;; ++t.round) {
-      if (ctx.local_id() == 0 && ctx.group_id() == 0)
+      if (ctx.local_id() == 0 && ctx.group_id() == 0) {
         atomic_ref<std::uint64_t>(*p.beats).fetch_add(1);
+        if (p.alone && ctx.num_groups() == 1) atomic_ref<std::uint64_t>(*p.alone).fetch_add(1);
+      }
       ctx.pause();
       if (p.at_barrier) {
         if (ctx.local_id() == 0 && ctx.group_id() == 0 &&
@@ -565,6 +568,37 @@ TEST(Semantics, WorkgroupZeroPausesWhileATaskHoldsTheRestOfItsJob) {
   expect_pause("hybrid", false);  // the suspend path: no resizing barrier, kills to workgroup 0
   expect_pause("shrink", true);
   expect_pause("shrink,no-pause", false);
+}
+
+// A job that a whole-device task takes down to workgroup 0 at a resizing barrier waits there
+// and grows back at that same barrier when the task ends: no round runs on workgroup 0 alone,
+// neither beside the task nor after it (before, the round after each of those barriers did, and
+// a kernel whose phases are long ran a whole phase on one workgroup).
+TEST(Semantics, AJobPausedAtABarrierGrowsBackThere) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(6);
+  rt->set_preemption(PreemptionPolicy::parse("shrink"));  // kills, not a suspension
+  Managed<std::uint64_t> beats, alone;
+  Managed<std::uint32_t> stop, last;
+  auto job = rt->launch<Heartbeat>({.max_groups = 6, .threads = 2},
+                                   {beats.get(), stop.get(), last.get(), 1u, alone.get()});
+  ASSERT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)));
+  for (int task = 0; task < 3; ++task) {
+    atomic_ref<std::uint64_t>(*alone.get()).store(0);
+    rt->run_fraction(1.0, [&](Task&) {
+      EXPECT_EQ(job.active_groups(), 1u);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    });
+    EXPECT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)))
+        << "the job did not grow back";
+    const std::uint64_t after = beats_of(beats.get());
+    EXPECT_TRUE(
+        eventually([&] { return beats_of(beats.get()) > after + 3; }, std::chrono::seconds(10)));
+    EXPECT_EQ(atomic_ref<std::uint64_t>(*alone.get()).load(), 0u)
+        << "task " << task << ": workgroup 0 ran rounds alone";
+  }
+  atomic_ref<std::uint32_t>(*stop.get()).store(1);
+  job.wait();
 }
 
 // A paused job can still be cancelled: its workgroup 0 leaves at once, not after the task.

@@ -391,15 +391,10 @@ class Protocol {
       fence_acquire();
       if (!((before + kArrivedOne) & hold_bit(parity))) {
         passed(id, m);
-        // Alone and paused (the barrier completed with its arrival): wait after the barrier,
-        // where little else is live; a suspension asked meanwhile happens at the next one.
-        if (pause && m == 1 && !(flags_ & (flag_kill_zero | flag_no_resize))) {
-          wait_while_paused(site, true);
-          if (view) view->request = request();  // the next offer's vote sees the task end
-        }
-        return m;
+        // Alone and paused (the barrier completed with its arrival).
+        return pause ? alone_at_barrier(m, site, view) : m;
       }
-      if (id == 0) return decide(parity, resizing, site);
+      if (id == 0) return decided(parity, resizing, site, view);
     }
     for (std::uint32_t spins = 1;; ++spins) {
       // Acquire polls, as CUDA's grid barrier: no fence once the barrier ends.
@@ -415,7 +410,7 @@ class Protocol {
       }
       if (parity_of(w) != parity) {
         if (!(w & hold_bit(parity))) return passed(id, m);  // complete, and nothing held it
-        if (id == 0) return decide(parity, resizing, site);
+        if (id == 0) return decided(parity, resizing, site, view);
       }
       if ((spins & 1023) == 0) check_reachable(parity, site);
       env_.relax(WaitKind::barrier_slave, site);
@@ -463,6 +458,35 @@ class Protocol {
       if (abort.load(order::relaxed) != 0) env_.abort();
       env_.relax(WaitKind::paused, site);
     }
+  }
+
+  // Workgroup 0 after deciding a held barrier: a resizing barrier that took the job down to it
+  // for a task (target 0: paused) waits there for the task's end.
+  COOP_HD std::uint32_t decided(std::uint32_t parity, bool resizing, int site, ChannelView* view) {
+    const std::uint32_t m = decide(parity, resizing, site);
+    return resizing && target_of(request()) == 0 ? alone_at_barrier(m, site, view) : m;
+  }
+
+  // Workgroup 0 alone after a resizing barrier while the target reads 0 (a task holds the rest of
+  // the job): it waits there, doing nothing, and when the task ends the job grows at this
+  // barrier, so that the next phase runs on the workgroups the target gives back rather than on
+  // workgroup 0 alone until its next barrier (on R-MAT a phase alone is about the whole run).
+  // A suspension asked meanwhile happens at the next resizing barrier. Returns M.
+  COOP_HD std::uint32_t alone_at_barrier(std::uint32_t m, int site, ChannelView* view) {
+    if (m != 1 || (flags_ & (flag_kill_zero | flag_no_resize | flag_adversarial))) return m;
+    wait_while_paused(site, true);
+    const std::uint32_t r = request();
+    if (view) view->request = r;  // the next offer's vote sees the task end
+    std::uint64_t raw = word().load();
+    const std::uint32_t to = resize_target(target_of(r), m);
+    // As a growing barrier decides; not while workgroups removed here are still leaving.
+    if (suspend_of(r) || (flags_ & flag_no_grow) || to <= m || leaving_of(raw) != 0 ||
+        filling(raw) != 0 || !word().cas(raw, with_active(raw, to)))
+      return m;
+    atomic<std::uint32_t>(ch_.resizes).fetch_add(1, order::relaxed);
+    env_.on_membership(m, to);
+    start_groups(m, to - m, site);
+    return to;
   }
 
   COOP_HD bool removable(std::uint32_t id, std::uint32_t m) const {
