@@ -377,7 +377,10 @@ paper form (`coop-whole`: the job leaves and grows back only at its resizing bar
 0.02–0.07 of R-MAT's BFS and l-sssp: a job taken down to workgroup 0 grows again only at its
 next barrier, and one phase of these apps on one workgroup lasts longer than the gap between
 two requests. With every phase a `coop::for_each` loop (`coop-whole-yield`) the job grows back
-inside the phase and keeps 0.80 and 0.75. R-MAT's BFS still gathers in 1.8 ms at p99 there
+inside the phase and keeps 0.80 and 0.75. (These runs predate `624d5c1`: since then workgroup 0
+waits at the barrier that took the job down to it and the job grows back at that barrier when
+the task ends, which took a periodic whole-device task's slowdown of bfs on R-MAT from 21.7 to
+1.11, `results/2026-11-27-colocation-now/` visit H; the co-location units were not run again.) R-MAT's BFS still gathers in 1.8 ms at p99 there
 (0.035 ms p50), and its requests take 0.74 ms p50 against 0.46 with coop-whole: not a long
 chunk (a thread expands one vertex, and this graph's vertices have at most 645 arcs); not
 broken down yet. On a background that uses the whole device (the GEMM above) a static split costs its
