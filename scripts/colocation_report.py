@@ -6,10 +6,11 @@
         [--results DIR_NAME]
 
 IN_PROCESS.json: `coop_bench_colocate --json` (the GEMM alone, stream priority, green contexts,
-coop); PROCESSES.json: `coop_bench_colocate --only processes --json` (time slicing, MPS). Writes
-(any input may be gzipped, NAME.gz) per load a table of every mechanism (request latency p50/p99/p99.9 from arrival, its ratio to the
-request alone, SLO attainment, background throughput kept), a Pareto plot (background kept
-against request p99), latency CDFs, coop's M over time, and the issue's targets checked.
+coop); PROCESSES.json: `coop_bench_colocate --only processes --json` (time slicing, MPS); any
+input may be gzipped (NAME.gz). Writes per load a table of every mechanism (request latency
+p50/p99/p99.9 from arrival, its ratio to the request alone, SLO attainment, background
+throughput kept), a Pareto plot (background kept against request p99), latency CDFs, coop's M
+over time, and the issue's targets checked.
 COOP_BENCH_RESULTS.json: `coop bench --config colocate`'s results.json, or the folder it ran in
 (run.json and units.jsonl), the apps as long backgrounds: per pair a table of every mechanism at
 every load and a Pareto plot per pair.
@@ -380,11 +381,12 @@ two requests. With every phase a `coop::for_each` loop (`coop-whole-yield`) the 
 inside the phase and keeps 0.80 and 0.75. (These runs predate `624d5c1`: since then workgroup 0
 waits at the barrier that took the job down to it and the job grows back at that barrier when
 the task ends, which took a periodic whole-device task's slowdown of bfs on R-MAT from 21.7 to
-1.11, `results/2026-11-27-colocation-now/` visit H; the co-location units were not run again.) R-MAT's BFS still gathers in 1.8 ms at p99 there
-(0.035 ms p50), and its requests take 0.74 ms p50 against 0.46 with coop-whole: not a long
-chunk (a thread expands one vertex, and this graph's vertices have at most 645 arcs); not
-broken down yet. On a background that uses the whole device (the GEMM above) a static split costs its
-share all the time and coop is better on both axes at 10 and 30 % load.
+1.11, `results/2026-11-27-colocation-now/` visit H; the co-location units were not run again.)
+R-MAT's BFS still gathers in 1.8 ms at p99 there (0.035 ms p50), and its requests take 0.74 ms
+p50 against 0.46 with coop-whole: not a long chunk (a thread expands one vertex, and this
+graph's vertices have at most 645 arcs); not broken down yet. On a background that uses the
+whole device (the GEMM above) a static split costs its share all the time and coop is better
+on both axes at 10 and 30 % load.
 """)
     return out
 
