@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# docs/colocation.md is what scripts/colocation_report.py makes from the committed runs: the page
+# is regenerated here, from the inputs its results folder names, and compared (the plots are
+# only checked to exist). Regenerating the page from other runs means updating this list.
+set -euo pipefail
+root=$1
+cd "$root"
+if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  echo "matplotlib missing: report not checked"
+  exit 0
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+R=results/2026-11-27-colocation-now
+S=results/2026-11-27-steal-scan
+/usr/bin/python3 scripts/colocation_report.py "$R/visit-a/colocate.json.gz" "$R/visit-b/processes.json" \
+  --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
+  "$S/visit-w8/colocate" "$R/visit-b/graph" "$R/visit-d/lsssp" \
+  --commit 4abae0f --results "$R" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
+diff -u docs/colocation.md "$dir/docs/colocation.md" || {
+  echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
+  exit 1
+}
+ls "$dir"/docs/colocation/pareto-30.png "$dir"/docs/colocation/apps-*.png > /dev/null
+echo "colocation report ok"
