@@ -14,6 +14,9 @@ over time, and the issue's targets checked.
 COOP_BENCH_RESULTS.json: `coop bench --config colocate`'s results.json, or the folder it ran in
 (run.json and units.jsonl), the apps as long backgrounds: per pair a table of every mechanism at
 every load and a Pareto plot per pair.
+
+tests/colocation_report.sh (ctest Docs.ColocationPageMatchesItsRuns) regenerates the committed
+page from the inputs it lists and compares: regenerate the page from other runs, update the list.
 """
 import argparse
 import gzip
