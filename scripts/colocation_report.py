@@ -100,6 +100,14 @@ def stream_bound(p99, floor):
             f"{'yes' if p99 <= bound else 'no'}")
 
 
+def background_need(r):
+    """The background target of a row or unit: (1 - busy) - 3 %, busy the smaller of the load
+    and the requests' measured busy fraction. The latter counts a request's gather as its own
+    time, and on the apps' kernel clock a request served between two runs counts its time but
+    not the gap's (it reads above the load for short runs): the stricter of the two."""
+    return 1 - min(r["request_busy_fraction"], r["load"]) - 0.03
+
+
 def load_rows(paths):
     rows = []
     for p in paths:
@@ -331,16 +339,12 @@ def bench_section(paths, plots, rel):
                 continue
             # The coop mechanism a user would pick: the lowest p99 among those keeping the
             # background target, else the one keeping the most background.
-            # The request busy fraction is measured on the background's kernel clock, and a
-            # request served between two runs counts its time but not the gap's: for short runs
-            # with much host work between them it reads above the load. The stricter of the two.
-            def need_of(u):
-                return 1 - min(u["request_busy_fraction"], u["load"]) - 0.03
-            keeping = [u for u in coop if u["background_fraction_of_alone"] >= need_of(u)]
+            keeping = [u for u in coop
+                       if u["background_fraction_of_alone"] >= background_need(u)]
             c = (min(keeping, key=lambda u: u["latency_ms"]["p99"]) if keeping
                  else max(coop, key=lambda u: u["background_fraction_of_alone"]))
             p99, kept = c["latency_ms"]["p99"], c["background_fraction_of_alone"]
-            need = need_of(c)
+            need = background_need(c)
             fl = at.get("requests-only")
             sp = at.get("stream-priority")
             t5 = (f"{sp['latency_ms']['p99'] / p99:,.0f}×: "
@@ -465,9 +469,7 @@ def main():
             continue
         p99, kept = c["latency_ms"]["p99"], c["background_fraction_of_alone"]
         t1 = f"{p99:.2f} ms vs {req['slo_ms']:.2f}: {'yes' if p99 <= req['slo_ms'] else 'no'}"
-        # As for the apps: the smaller of the load and the measured busy fraction (which
-        # counts the gather's time as the request's).
-        need = 1 - min(c["request_busy_fraction"], load) - 0.03
+        need = background_need(c)
         t2 = f"{kept:.3f} vs {need:.3f}: {'yes' if kept >= need else 'no'}"
         splits = [r for m, r in at.items() if m.startswith(static)]
         dominating = [r["mechanism"] for r in splits
