@@ -293,6 +293,14 @@ class Ctx {
   // protocol then declines. (Predicated loads instead of the branch in prefetch, or a pointer
   // to the polled target chosen by the flags, cost the phased apps 6 registers and an
   // occupancy step.)
+  //
+  // Their protocol runs out of line (decide<true>). Inlined, it competed for registers with the
+  // kernel's loop around it: the persistent GEMM, at its 128-register bound with its
+  // accumulators live across its offers, spilled (80 bytes in the placed form), and the
+  // yielding app forms took up to 40 registers more (bc 110 against 70, bfs 84 against 59: 2
+  // against 4 workgroups of 256 threads per SM). Out of line, only a call that runs the
+  // protocol saves and restores what it clobbers. A light kernel may take a few more (the
+  // call's ~40): the game search declares launch bounds to keep its 32.
   __device__ bool offer_kill(int site = 0) {
     m_seen_ = 0;
     const bool any = __syncthreads_or(
@@ -300,7 +308,7 @@ class Ctx {
         (a_.flags & coop::detail::flag_adversarial) != 0);
     prefetch();
     if (!any) return false;
-    return decide(
+    return decide<true>(
                [&] {
                  auto p = protocol();
                  if (p.offer_kill(id_.get(), site)) return 1u;
@@ -328,7 +336,8 @@ class Ctx {
     const bool any = __syncthreads_or(maybe);
     prefetch();
     if (!any) return 0;
-    return std::uint32_t(decide([&] { return protocol().request_fork(id_.get(), site); }, false));
+    return std::uint32_t(
+        decide<true>([&] { return protocol().request_fork(id_.get(), site); }, false));
   }
   __device__ void global_barrier(int site = 0) {
     seen(collective([&] { return barrier_on_view(false, site, {}); }, false));
@@ -416,18 +425,28 @@ class Ctx {
     __syncthreads();
     return decide(thread0, may_leave);
   }
-  // The second half, once every thread has arrived.
-  template <class F>
+  // The second half, once every thread has arrived. `OutOfLine`: thread 0 calls the protocol
+  // rather than inlining it (offer_kill and request_fork, which kernels call inside their loops).
+  template <bool OutOfLine = false, class F>
   __device__ std::uint64_t decide(F&& thread0, bool may_leave) {
     if (threadIdx.x == 0) {
       env_.begin_wait();
-      std::uint64_t r = thread0();
+      std::uint64_t r;
+      if constexpr (OutOfLine)
+        r = call_out_of_line(thread0);
+      else
+        r = thread0();
       bs_.result = r;
       if (may_leave && (r & 1)) bs_.flags |= block_killed;
     }
     __syncthreads();
     if (bs_.flags & block_aborted) asm volatile("exit;");
     return bs_.result;
+  }
+
+  template <class F>
+  static __device__ __noinline__ std::uint64_t call_out_of_line(F& f) {
+    return f();
   }
 
   __device__ bool seen(std::uint64_t result) {

@@ -113,6 +113,10 @@ struct Game {
     std::uint32_t depth;            ///< look-ahead in plies
     WorkPool<std::uint32_t> pools;  ///< tasks: node indices
   };
+  /// 32 registers a thread (2,048 threads per SM), as the search takes without coop's
+  /// primitives: the out-of-line protocol call would take it to 40 (6 instead of 8 workgroups of
+  /// 256 threads per SM).
+  static constexpr KernelTraits traits{.max_threads = 1024, .min_groups_per_sm = 2};
   enum Kind : std::uint32_t { inner = 0, scored = 1, terminal = 2 };
   struct Shared {
     Board child[connect4::kWidth];
