@@ -204,14 +204,15 @@ struct PersistentGemm {
 
   /// Adds K-steps [s_begin, s_end) of tile `t` (of a pass) to `sums`, with `threads` threads;
   /// `sync` is a barrier of all of them. Used by the cooperative kernel and by its plain CUDA
-  /// twin alike. `primed`: the first slice is already on its way (the previous call's
-  /// `prime_next`); `prime_next`: start copying the slice after s_end before returning, so that
-  /// an offer between two calls does not leave the tensor cores waiting for it.
-  template <class Sync>
-  COOP_HD static void multiply(const Params& p, std::uint64_t t, std::uint32_t s_begin,
-                               std::uint32_t s_end, Sums& sums, Shared& sh, std::uint32_t tid,
-                               std::uint32_t threads, Sync&& sync, bool primed = false,
-                               bool prime_next = false) {
+  /// twin alike. After each K-step s before s_end it asks `stop_after(s)` (a workgroup-level
+  /// call) and returns s when that says stop; otherwise it returns s_end. One loop for the whole
+  /// tile: the slice after a stop is already on its way into buffer 0 (`primed` for the call
+  /// that resumes there), and between checks nothing waits for it.
+  template <class Sync, class Stop>
+  COOP_HD static std::uint32_t multiply(const Params& p, std::uint64_t t, std::uint32_t s_begin,
+                                        std::uint32_t s_end, Sums& sums, Shared& sh,
+                                        std::uint32_t tid, std::uint32_t threads, Sync&& sync,
+                                        Stop&& stop_after, bool primed = false) {
     const Place at = place(p, t);
     const std::uint32_t row0 = at.row0, col0 = at.col0;
 #if COOP_DEVICE_CODE
@@ -219,13 +220,14 @@ struct PersistentGemm {
     using namespace gemm_detail;
     using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
     using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
+    constexpr std::uint32_t kSlicesPerStep = kStep / kSlice;
     const std::uint32_t warp = tid / 32;
     const std::uint32_t wr = (warp / 2) * 32, wc = (warp % 2) * 64;  // warp's 32 x 64 sub-tile
     const std::uint32_t k_first = s_begin * kStep;
-    const std::uint32_t slices = (s_end - s_begin) * (kStep / kSlice);
+    const std::uint32_t slices = (s_end - s_begin) * kSlicesPerStep;
     // Copies slice i (A[row0.., k..] 128 x 16 and B[k.., col0..] 16 x 128) into buffer i % 2,
-    // 16 bytes per copy, as one group of asynchronous copies. (A call covers an even number of
-    // slices, so the slice after it goes to buffer 0, where the next call expects its first.)
+    // 16 bytes per copy, as one group of asynchronous copies. (A K-step is an even number of
+    // slices, so the slice after a stop goes to buffer 0, where the resuming call expects it.)
     auto copy_in = [&](std::uint32_t i) {
       const std::uint32_t k0 = k_first + i * kSlice, buf = i & 1;
       for (std::uint32_t x = tid; x < kTile * kSlice / 4; x += threads) {
@@ -240,7 +242,7 @@ struct PersistentGemm {
     };
     if (!primed) copy_in(0);
     for (std::uint32_t i = 0; i < slices; ++i) {
-      if (i + 1 < slices || prime_next) {
+      if (i + 1 < slices) {
         copy_in(i + 1);  // into the buffer every warp finished reading at the end of i - 1
         wait_copies<1>();
       } else {
@@ -267,20 +269,28 @@ struct PersistentGemm {
         }
       }
       sync();  // every warp has read buffer i % 2 before slice i + 2 is copied into it
+      if ((i + 1) % kSlicesPerStep == 0 && i + 1 < slices) {
+        const std::uint32_t s = s_begin + (i + 1) / kSlicesPerStep;
+        if (stop_after(s)) return s;
+      }
     }
+    return s_end;
 #else
     (void)sh;
     (void)sync;
     (void)primed;
-    (void)prime_next;
-    for (std::size_t i = 0; i < sums.v.size(); ++i) {
-      const std::uint32_t e = tid + std::uint32_t(i) * threads;
-      const std::uint32_t r = row0 + e / kTile, c = col0 + e % kTile;
-      float sum = sums.v[i];
-      for (std::uint32_t x = s_begin * kStep; x < s_end * kStep; ++x)
-        sum += p.a[std::uint64_t(r) * p.k + x] * p.b[std::uint64_t(x) * p.n + c];
-      sums.v[i] = sum;
+    for (std::uint32_t s = s_begin; s < s_end; ++s) {
+      for (std::size_t i = 0; i < sums.v.size(); ++i) {
+        const std::uint32_t e = tid + std::uint32_t(i) * threads;
+        const std::uint32_t r = row0 + e / kTile, c = col0 + e % kTile;
+        float sum = sums.v[i];
+        for (std::uint32_t x = s * kStep; x < (s + 1) * kStep; ++x)
+          sum += p.a[std::uint64_t(r) * p.k + x] * p.b[std::uint64_t(x) * p.n + c];
+        sums.v[i] = sum;
+      }
+      if (s + 1 < s_end && stop_after(s + 1)) return s + 1;
     }
+    return s_end;
 #endif
   }
 
@@ -352,29 +362,26 @@ struct PersistentGemm {
     const std::uint32_t steps = p.k / kStep;
     // Offers every `every` K-steps, and a fork check half-way between two (each check is a vote
     // on a view thread 0 loaded at the previous one: back to back, the second waits for that
-    // load, an L2 round trip, at every offer).
+    // load, an L2 round trip, at every offer). Only a workgroup that the scheduler wants back
+    // stops the tile's loop.
     const std::uint32_t every = p.offer_steps && p.slot_count ? p.offer_steps : 0;
     const std::uint32_t fork_at = every / 2;  // 0: the fork check goes with the offer
-    bool primed = false;  // the next K-step's first slice is on its way to shared memory
-    for (std::uint32_t s = w.k / kStep; s < steps;) {
-      std::uint32_t next = steps;
-      if (every) {
-        const std::uint32_t base = s / every * every;
-        next = fork_at && s < base + fork_at ? base + fork_at : base + every;
-      }
-      const std::uint32_t end = next < steps ? next : steps;
-      multiply(p, t, s, end, sums, sh, tid, threads, sync, primed, end < steps);
-      primed = end < steps;
-      s = end;
-      if (s == steps) continue;
+    const std::uint32_t first = w.k / kStep;
+    std::uint32_t offer_at = every ? (first / every + 1) * every : steps;  // the next offer's step
+    auto stop_after = [&](std::uint32_t s) {
       // Capacity came back: new workgroups start at the kernel's beginning (resume point 0) and
       // take parked tiles or fresh ones, without waiting for this tile to end.
-      if (s % every != 0) {
-        ctx.request_fork(0);
-        continue;
-      }
+      if (fork_at && s + every == offer_at + fork_at) ctx.request_fork(0);
+      if (s != offer_at) return false;
+      offer_at += every;
       if (!fork_at) ctx.request_fork(0);
-      if (!ctx.kill_requested()) continue;
+      return ctx.kill_requested();
+    };
+    bool primed = false;  // the next K-step's first slice is on its way to shared memory
+    for (std::uint32_t s = first;;) {
+      s = multiply(p, t, s, steps, sums, sh, tid, threads, sync, stop_after, primed);
+      if (s == steps) break;
+      primed = true;
       // Wanted elsewhere: park the sums, then offer. (The slice on its way lands first: a
       // workgroup that leaves must not exit with copies into its shared memory in flight, and
       // one that stays finds it there.)
