@@ -370,30 +370,35 @@ def bench_section(paths, plots, rel):
                        f"{'yes' if p99 <= c['slo_ms'] else 'no'} | {floor} | "
                        f"{kept:.3f} vs {need:.3f}: {'yes' if kept >= need else 'no'} | {t5} | {t6} |")
     out.append("""
-What the apps' tables say (H200, 2026-11-27, the runs listed above). Against stream priority
-coop answers in 1.2–1.8 ms at p99 where stream priority waits for the app's run: 124× lower on
-bfs on the road graph (150 ms per run), 326× on game depth 10 (0.42 s), 3,113× on l-sssp on the
-road graph (5.5 s); on octree 8 M and R-MAT's BFS, whose runs take 21–24 ms, stream priority
-never waits longer than one run and coop is only 6–16× lower. Against static splits neither
-side dominates on the graph apps: bfs and l-sssp on the road graph are bound by their ~9,800
-levels of grid barriers, so on the 68 SMs a 64-SM green context leaves them bfs runs faster than
-on the whole device (1.16 kept) and l-sssp nearly as fast (0.91); coop's requests finish 2–3×
-sooner at p99 (1.2–1.8 ms against 3.6–5.4) but the job keeps 0.75–0.86. Octree on 68 SMs keeps
-0.96 (p99 2.9 ms) against coop-whole's 0.63 (1.26 ms). On game, coop-whole is better on both
-axes than the 64-SM split (1.22 ms and 0.61 against 3.44 ms and 0.53). The phased apps in their
-paper form (`coop-whole`: the job leaves and grows back only at its resizing barriers) keep
-0.02–0.07 of R-MAT's BFS and l-sssp: a job taken down to workgroup 0 grows again only at its
-next barrier, and one phase of these apps on one workgroup lasts longer than the gap between
-two requests. With every phase a `coop::for_each` loop (`coop-whole-yield`) the job grows back
-inside the phase and keeps 0.80 and 0.75. (These runs predate `624d5c1`: since then workgroup 0
-waits at the barrier that took the job down to it and the job grows back at that barrier when
-the task ends, which took a periodic whole-device task's slowdown of bfs on R-MAT from 21.7 to
-1.11, `results/2026-11-27-colocation-now/` visit H; the co-location units were not run again.)
-R-MAT's BFS still gathers in 1.8 ms at p99 there (0.035 ms p50), and its requests take 0.74 ms
-p50 against 0.46 with coop-whole: not a long chunk (a thread expands one vertex, and this
-graph's vertices have at most 645 arcs); not broken down yet. On a background that uses the
-whole device (the GEMM above) a static split costs its share all the time and coop is better
-on both axes at 10 and 30 % load.
+What the apps' tables say (H200, 2026-11-27, the runs listed above; bfs and l-sssp on today's
+code, octree and game on the code of `results/2026-11-27-steal-scan/`). Against stream priority
+coop answers in 1.3–1.9 ms at p99 where stream priority waits for the app's run: 120× lower on
+bfs on the road graph (144 ms per run), 326× on game depth 10 (0.42 s), 3,053× on l-sssp on the
+road graph (5.8 s); on octree 8 M and R-MAT's BFS, whose runs take 21–24 ms, stream priority
+never waits longer than one run and coop is only 3–6× lower. Against static splits neither side
+dominates on the road graphs: bfs and l-sssp there are bound by their ~9,800 levels of grid
+barriers, so on the 68 SMs a 64-SM green context leaves them bfs runs faster than on the whole
+device (1.16 kept) and l-sssp nearly as fast (0.92); coop's requests finish 2.7–3.1× sooner at
+p99 (1.3–1.9 ms against 3.6–5.9) and the job keeps 0.90 (bfs, coop-whole) and 0.73 (l-sssp,
+coop-whole-yield). bfs on the road graph in its paper form meets the stream-alone latency bound
+and the background target together (p99 1.32 ms against 1.34, kept 0.90). Octree on 68 SMs
+keeps 0.96 (p99 2.9 ms) against coop-whole's 0.63 (1.26 ms). On game, coop-whole is better on
+both axes than the 64-SM split (1.22 ms and 0.61 against 3.44 ms and 0.53). The phased apps in
+their paper form (`coop-whole`: the job leaves and grows back only at its resizing barriers)
+keep 0.06 of R-MAT's BFS and 0.12 of l-sssp (0.02 and 0.07 before `624d5c1`, which lets a job
+paused at a barrier grow back there; what the rest is was not broken down), and on R-MAT their
+requests' p99 rose to 13.4 ms (1.6 before) while the gather's p99 is 0.21 ms: the wait is
+elsewhere, not broken down either. With every phase a
+`coop::for_each` loop
+(`coop-whole-yield`) the job leaves and grows back inside phases and keeps 0.78 and 0.73. On
+R-MAT that form's requests are slow: p99 6.9 ms, the gather 3.1 ms at p99 (0.012 ms p50). In an
+earlier run on another machine, before the protocol of `offer_kill` went out of line, it was 2.8
+ms and 1.8 ms (`results/2026-11-27-colocation-now/`): since that change the yielding bfs fits 4
+workgroups of 256 threads per SM instead of 2, so twice as many must leave and grow back per
+request. An A/B on one machine did not finish within its visit (`results/2026-11-27-out-of-line/`,
+visit 6); the cause is not confirmed. On a background that uses the whole device (the GEMM
+above) a static split costs its share all the time and coop is better on both axes at 10 and
+30 % load.
 """)
     return out
 

@@ -11,12 +11,12 @@ if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-R=results/2026-11-27-colocation-now
+R=results/2026-11-27-out-of-line
 S=results/2026-11-27-steal-scan
-/usr/bin/python3 scripts/colocation_report.py "$R/visit-a/colocate.json.gz" "$R/visit-b/processes.json" \
+/usr/bin/python3 scripts/colocation_report.py "$R/visit-3/colocate.json.gz" "$R/visit-3/processes.json" \
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
-  "$S/visit-w8/colocate" "$R/visit-b/graph" "$R/visit-d/lsssp" \
-  --commit 4abae0f --results "$R" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
+  "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" \
+  --commit 4dbc142 --results "$R" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
   exit 1
