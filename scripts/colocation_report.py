@@ -389,15 +389,14 @@ keep 0.06 of R-MAT's BFS and 0.12 of l-sssp (0.02 and 0.07 before `624d5c1`, whi
 paused at a barrier grow back there; what the rest is was not broken down), and on R-MAT their
 requests' p99 rose to 13.4 ms (1.6 before): grown back between requests, the job leaves only at
 its barriers, 23 of 3,451 gathers waited 1.3–10.4 ms for a level to end (R-MAT's largest levels
-take milliseconds), and the requests behind them queued. With every phase a
-`coop::for_each` loop
-(`coop-whole-yield`) the job leaves and grows back inside phases and keeps 0.78 and 0.73. On
-R-MAT that form's requests are slow: p99 6.9 ms, the gather 3.1 ms at p99 (0.012 ms p50). In an
-earlier run on another machine, before the protocol of `offer_kill` went out of line, it was 2.8
-ms and 1.8 ms (`results/2026-11-27-colocation-now/`): since that change the yielding bfs fits 4
-workgroups of 256 threads per SM instead of 2, so twice as many must leave and grow back per
-request. An A/B on one machine did not finish within its visit (`results/2026-11-27-out-of-line/`,
-visit 6); the cause is not confirmed. On a background that uses the whole device (the GEMM
+take milliseconds), and the requests behind them queued. With every phase a `coop::for_each`
+loop (`coop-whole-yield`) the job leaves and grows back inside phases and keeps 0.78 and 0.73.
+On R-MAT that form's requests are slow: p99 6.9 ms, the gather 3.1 ms at p99 (0.012 ms p50). In
+an earlier run on another machine, before the protocol of `offer_kill` went out of line, it was
+2.8 ms and 1.8 ms (`results/2026-11-27-colocation-now/`): since that change the yielding bfs
+fits 4 workgroups of 256 threads per SM instead of 2, so twice as many must leave and grow back
+per request. An A/B on one machine did not finish within its visit
+(`results/2026-11-27-out-of-line/`, visit 6); the cause is not confirmed. On a background that uses the whole device (the GEMM
 above) a static split costs its share all the time and coop is better on both axes at 10 and
 30 % load.
 """)
