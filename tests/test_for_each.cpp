@@ -332,28 +332,40 @@ TEST(ForEach, EpochGoingBackwardsIsReported) {
 }
 
 #if !COOP_TEST_CUDA
-// The cursor alone (detail::claim_chunk), its workgroups' claims interleaved at random, some
-// workgroups stopping after a chunk (leaving) and others joining mid-loop: over consecutive
-// loops on one cursor (epochs by 1, and some that skip) every item is claimed exactly once,
+// The cursor alone (detail::issue_claim / resolve_claim), its workgroups' claims interleaved
+// at random — each issued, then resolved after other workgroups' claims, as thread 0 claims
+// ahead of its chunk — some workgroups stopping after a chunk (leaving, holding no claim) and
+// others joining mid-loop: over consecutive loops on one cursor (epochs by 1, and some that
+// skip, so that a loop finds its word reset ahead or stale) every item is claimed exactly once,
 // and every workgroup's claims end.
 TEST(ForEach, ClaimsCoverEveryItemOnceUnderAnyInterleaving) {
   std::mt19937_64 rng(2026);
   const std::uint64_t counts[] = {0, 1, 15, 17, 700, 5000};
+  struct Workgroup {
+    bool live = true;
+    bool pending = false;
+    detail::PendingClaim claim{0, 0};
+  };
   for (int run = 0; run < 300; ++run) {
     LoopCursor cursor;
     std::uint32_t epoch = std::uint32_t(rng());
     for (int loop = 0; loop < 6; ++loop) {
       epoch += rng() % 4 == 0 ? 2 + std::uint32_t(rng() % 3) : 1u;
-      const std::uint32_t tag = detail::loop_tag(epoch);
       const std::uint64_t begin = rng() % 1000, count = counts[rng() % std::size(counts)];
-      std::vector<bool> live(1 + rng() % 40, true);
+      std::vector<Workgroup> groups(1 + rng() % 40);
       std::vector<int> claimed(count, 0);
-      for (std::size_t alive = live.size(); alive > 0;) {
-        const std::size_t g = rng() % live.size();
-        if (!live[g]) continue;
+      for (std::size_t alive = groups.size(); alive > 0;) {
+        const std::size_t g = rng() % groups.size();
+        Workgroup& w = groups[g];
+        if (!w.live) continue;
+        if (!w.pending) {
+          w.claim = detail::issue_claim(cursor, epoch, 1 + rng() % 300);
+          w.pending = true;
+          if (rng() % 2) continue;  // answered later, after other workgroups' claims
+        }
         std::uint64_t chunk = 0;
-        const auto r =
-            detail::claim_chunk(cursor, tag, begin, begin + count, 1 + rng() % 300, chunk);
+        const auto r = detail::resolve_claim(cursor, epoch, begin, begin + count, w.claim, chunk);
+        w.pending = false;
         ASSERT_NE(r, detail::ClaimResult::misuse) << "run " << run << " loop " << loop;
         const std::uint64_t n = r == detail::ClaimResult::chunk ? chunk >> detail::kIndexBits : 0;
         const std::uint64_t first = chunk & detail::kIndexMask;
@@ -361,14 +373,14 @@ TEST(ForEach, ClaimsCoverEveryItemOnceUnderAnyInterleaving) {
         for (std::uint64_t i = first; i < first + n; ++i) ++claimed[i - begin];
         // Out of items, or leaving after its chunk (workgroup 0 never leaves: someone finishes).
         if (n == 0 || (g != 0 && rng() % 8 == 0)) {
-          live[g] = false;
+          groups[g].live = false;
           --alive;
         }
-        if (n != 0 && rng() % 50 == 0) live.push_back(true), ++alive;  // forked mid-loop
+        if (n != 0 && rng() % 50 == 0) groups.emplace_back(), ++alive;  // forked mid-loop
       }
       for (std::uint64_t i = 0; i < count; ++i)
         ASSERT_EQ(claimed[i], 1) << "run " << run << " loop " << loop << " item " << i << " of "
-                                 << count << " with " << live.size() << " workgroups";
+                                 << count << " with " << groups.size() << " workgroups";
     }
   }
 }

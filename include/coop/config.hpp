@@ -11,6 +11,9 @@
 /// `__device__` under nvcc, nothing otherwise.
 /// \def COOP_INLINE
 /// Forces inlining on both compilers.
+/// \def COOP_NOINLINE
+/// Keeps a function out of line on both compilers (a rare path whose registers should not count
+/// against the loop that calls it).
 /// \def COOP_DEVICE_CODE
 /// 1 only in nvcc's device pass (code that runs on the GPU), else 0.
 /// \def COOP_HOST_BODY
@@ -20,11 +23,13 @@
 #define COOP_HD __host__ __device__
 #define COOP_DEVICE_FN __device__
 #define COOP_INLINE __forceinline__
+#define COOP_NOINLINE __noinline__
 #else
 #define COOP_CUDA_COMPILER 0
 #define COOP_HD
 #define COOP_DEVICE_FN
 #define COOP_INLINE inline __attribute__((always_inline))
+#define COOP_NOINLINE __attribute__((noinline))
 #endif
 
 // True only in the device pass of nvcc (code that runs on the GPU).

@@ -38,9 +38,12 @@ namespace coop {
 /// device memory, e.g. a `ManagedArray<LoopCursor>` in the kernel's Params). Zero-initialised
 /// (a fresh cursor) it suits any first epoch; after that the loops reset it themselves.
 struct LoopCursor {
-  /// The loop's tag (high 24 bits: a valid bit and the epoch's low 23 bits) and the next
-  /// unclaimed index (low 40 bits).
-  std::uint64_t word = 0;
+  /// Two claim words, one per epoch parity: a loop's tag (high 24 bits: a valid bit and the
+  /// epoch's low 23 bits) and the next unclaimed index counted from the loop's begin (low 40
+  /// bits). A loop resets the other word for the next epoch (the workgroup that claims its
+  /// first chunk, or workgroup 0 when the range is empty), so that the next loop's first claims
+  /// find it ready instead of racing to reset it.
+  std::uint64_t word[2] = {0, 0};
 };
 
 /// The default most time, in nanoseconds, between a workgroup's offers to leave inside a
@@ -95,69 +98,111 @@ COOP_HD inline std::uint64_t pack_chunk(std::uint64_t first, std::uint64_t count
 
 enum class ClaimResult { chunk, exhausted, misuse };
 
-/// Thread 0: claims up to `size` items of [begin, end) for the loop tagged `tag`.
-COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t tag, std::uint64_t begin,
-                                       std::uint64_t end, std::uint64_t size,
-                                       std::uint64_t& chunk) {
-  atomic<std::uint64_t> word(cursor.word);
+/// A claim in flight: the add's result, read only when the claim is resolved, so that its round
+/// trip (to a line every workgroup uses) overlaps what thread 0 does meanwhile.
+struct PendingClaim {
+  std::uint64_t seen;  ///< the claim word before the add
+  std::uint64_t size;  ///< the add
+};
+
+/// Thread 0: asks for `size` more items of the loop of `epoch`.
+COOP_HD inline PendingClaim issue_claim(LoopCursor& cursor, std::uint32_t epoch,
+                                        std::uint64_t size) {
   // Relaxed: the items are data the caller orders with its barriers; the cursor only hands out
   // indices.
-  std::uint64_t seen = word.fetch_add(size, order::relaxed);
+  return {atomic<std::uint64_t>(cursor.word[epoch & 1]).fetch_add(size, order::relaxed), size};
+}
+
+/// Resets the word of the epoch after `epoch` for its loop. No loop uses that word now: the
+/// loop before `epoch`'s, which used it, ended at the barrier before this one began.
+COOP_HD inline void reset_next_word(LoopCursor& cursor, std::uint32_t epoch) {
+  atomic<std::uint64_t>(cursor.word[(epoch + 1) & 1])
+      .store(std::uint64_t(loop_tag(epoch + 1)) << kIndexBits, order::relaxed);
+}
+
+inline constexpr std::uint64_t kClaimMisuse = ~0ull;
+
+/// resolve_claim's rare path, out of line: the claim landed on a stale word (an older loop's,
+/// not reset for this epoch by an earlier loop; the add is void). The first workgroup of the
+/// loop resets it, taking the first chunk. Returns the claim's index (counted from the loop's
+/// begin), or kClaimMisuse when the word holds a later loop's tag.
+COOP_HD COOP_NOINLINE inline std::uint64_t claim_on_stale_word(LoopCursor& cursor,
+                                                               std::uint32_t epoch,
+                                                               std::uint64_t seen,
+                                                               std::uint64_t size) {
+  const std::uint32_t tag = loop_tag(epoch);
+  atomic<std::uint64_t> word(cursor.word[epoch & 1]);
   for (;;) {
     const std::uint32_t t = std::uint32_t(seen >> kIndexBits);
-    if (t == tag) {
-      const std::uint64_t next = seen & kIndexMask;
-      if (next >= end) return ClaimResult::exhausted;
-      if (next < begin) return ClaimResult::misuse;  // another loop's range under this epoch
-      chunk = pack_chunk(next, end - next < size ? end - next : size);
-      return ClaimResult::chunk;
-    }
-    if (later_tag(t, tag)) return ClaimResult::misuse;
-    // A stale word (an earlier loop's; our add landed on it and is void): the first workgroup
-    // of this loop resets it, taking the first chunk.
+    if (t == tag) return seen & kIndexMask;
+    if (later_tag(t, tag)) return kClaimMisuse;
     std::uint64_t current = seen + size;
-    const std::uint64_t first = begin < end ? begin : end;
-    const std::uint64_t take = end - first < size ? end - first : size;
     for (;;) {
-      if (word.cas(current, std::uint64_t(tag) << kIndexBits | (first + size), order::relaxed)) {
-        if (take == 0) return ClaimResult::exhausted;
-        chunk = pack_chunk(first, take);
-        return ClaimResult::chunk;
-      }
+      if (word.cas(current, std::uint64_t(tag) << kIndexBits | size, order::relaxed)) return 0;
       const std::uint32_t now_tag = std::uint32_t(current >> kIndexBits);
-      if (now_tag == tag) {  // another workgroup reset it first: claim as usual
-        seen = word.fetch_add(size, order::relaxed);
-        break;
-      }
-      if (later_tag(now_tag, tag)) return ClaimResult::misuse;
+      if (now_tag == tag) break;  // another workgroup reset it first: claim as usual
+      if (later_tag(now_tag, tag)) return kClaimMisuse;
     }
+    seen = word.fetch_add(size, order::relaxed);
   }
+}
+
+/// Thread 0: what an issued claim got of [begin, end): sets `chunk` (pack_chunk) and returns
+/// ClaimResult::chunk, or the range is over, or the cursor shows misuse (a later loop's tag).
+COOP_HD inline ClaimResult resolve_claim(LoopCursor& cursor, std::uint32_t epoch,
+                                         std::uint64_t begin, std::uint64_t end, PendingClaim claim,
+                                         std::uint64_t& chunk) {
+  const std::uint64_t next = std::uint32_t(claim.seen >> kIndexBits) == loop_tag(epoch)
+                                 ? claim.seen & kIndexMask
+                                 : claim_on_stale_word(cursor, epoch, claim.seen, claim.size);
+  if (next == kClaimMisuse) return ClaimResult::misuse;
+  const std::uint64_t items = end - begin;
+  if (next >= items) return ClaimResult::exhausted;
+  if (next == 0) reset_next_word(cursor, epoch);  // the loop's first chunk
+  chunk = pack_chunk(begin + next, items - next < claim.size ? items - next : claim.size);
+  return ClaimResult::chunk;
+}
+
+/// Thread 0: claims up to `size` items of [begin, end) for the loop of `epoch` (issue and
+/// resolve in one).
+COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
+                                       std::uint64_t end, std::uint64_t size,
+                                       std::uint64_t& chunk) {
+  return resolve_claim(cursor, epoch, begin, end, issue_claim(cursor, epoch, size), chunk);
 }
 
 /// The loop behind for_each and for_each_strided: `chunk(first, end)` runs on every thread for
 /// each chunk the workgroup claims. Returns true when the workgroup must leave the kernel.
 ///
-/// Thread 0 claims the next chunk before the workgroup runs the current one, so the claim's
-/// atomic (a round trip to a line every workgroup uses) overlaps the work; except before a chunk
-/// after which the workgroup offers to leave: then it holds no claim when it leaves, and the
-/// next chunk is claimed when it stays.
+/// Thread 0 issues the next chunk's claim before the workgroup runs the current one and reads
+/// its answer after it, so the claim's round trip (to a line every workgroup uses) overlaps the
+/// work; except before a chunk after which the workgroup offers to leave: then it holds no
+/// claim when it leaves, and the next chunk is claimed when it stays.
 template <class Ctx, class Chunk>
 COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
                       std::uint64_t end, std::uint32_t grain, std::uint32_t interval_ns, int site,
                       int join_site, Chunk&& chunk) {
-  const std::uint32_t tag = loop_tag(epoch);
   // Thread 0's claim size: at least `grain`, doubled while a chunk's work takes under the
   // interval (per chunk the workgroup pays a broadcast, and every claim is an atomic on one
-  // line), halved when it takes over four intervals.
+  // line), halved when it takes over four intervals. (Starting the second claim at a share of
+  // the range, up to 4 or 16 grains, gained 0-30 % on short loops but lengthened the tasks'
+  // gathers beside bfs on R-MAT graphs, whose items are uneven.)
   const std::uint64_t min_size = grain == 0 ? 1 : grain > kMaxClaim ? kMaxClaim : grain;
   std::uint64_t size = min_size;
   std::uint64_t last_offer = 0, work_start = 0;
   bool valid = end <= kLoopEndLimit && begin <= end;
-  // Thread 0: claims a chunk; 0 when the range is over (or misused: reported, then over).
-  const auto claim = [&]() -> std::uint64_t {
+  if (valid && begin == end) {
+    // Nothing to claim: the loop ends here, and workgroup 0 resets the next epoch's word, as
+    // the first chunk's claim does in a loop with items (a phase that alternates with empty
+    // ones, like bfs's second, then still finds its word ready).
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) reset_next_word(cursor, epoch);
+    return false;
+  }
+  // Thread 0: the chunk a claim got; 0 when the range is over (or misused: reported, then over).
+  const auto resolve = [&](PendingClaim claim) -> std::uint64_t {
     std::uint64_t packed = 0;
     const ClaimResult r =
-        valid ? claim_chunk(cursor, tag, begin, end, size, packed) : ClaimResult::misuse;
+        valid ? resolve_claim(cursor, epoch, begin, end, claim, packed) : ClaimResult::misuse;
     if (r == ClaimResult::chunk) return packed;
     if (r == ClaimResult::misuse) {
       valid = false;
@@ -172,13 +217,25 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
     }
     return 0;
   };
-  std::uint64_t ahead = 0;  // thread 0: the chunk claimed ahead
+  // Thread 0: the claim word that the claim issued ahead saw. It was issued for `size` items:
+  // the size adapts only after a claim is resolved (a second word held across the chunk would
+  // cost the kernels around the loop registers).
+  std::uint64_t ahead = 0;
   bool have_ahead = false;
-  if (ctx.local_id() == 0) last_offer = now_ns();
+  if (ctx.local_id() == 0) {
+    last_offer = now_ns();
+    if (valid) {
+      ahead = issue_claim(cursor, epoch, size).seen;
+      have_ahead = true;
+    }
+  }
   for (;;) {
     std::uint64_t packed = 0;  // count 0: the range is over for this workgroup
     if (ctx.local_id() == 0) {
       const std::uint64_t now = now_ns();
+      if (!have_ahead && valid) ahead = issue_claim(cursor, epoch, size).seen;
+      packed = resolve(PendingClaim{ahead, size});
+      have_ahead = false;
       if (work_start != 0) {
         const std::uint64_t took = now - work_start;  // the last chunk's work, not its claim
         if (took < interval_ns && size * 2 <= kMaxClaim)
@@ -186,14 +243,12 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
         else if (took > 4 * std::uint64_t(interval_ns) && size / 2 >= min_size)
           size /= 2;
       }
-      packed = have_ahead ? ahead : claim();
-      have_ahead = false;
       if (packed != 0) {
         if (interval_ns == 0 || now - last_offer >= interval_ns) {
           packed |= kOfferBit;  // no claim ahead: leaving after this chunk loses nothing
           last_offer = now;
         } else {
-          ahead = claim();  // overlaps this chunk's work
+          ahead = issue_claim(cursor, epoch, size).seen;  // answered after this chunk
           have_ahead = true;
         }
       }
