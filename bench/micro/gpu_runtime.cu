@@ -1,9 +1,9 @@
 // GPU micro-benchmarks of the CUDA runtime (issue 3): gather time vs k and the offer interval,
 // a task's life stage by stage, how fast blocks run beside a compute-bound kernel, regrow latency,
-// resizing barrier vs grid.sync, idle offer_kill cost, and high-priority task latency with
-// cooperation vs stream priority alone. Prints a table and writes JSON (--json FILE).
-// Every figure is a median over repetitions with its spread; ratios are against the baseline
-// measured in the same run.
+// resizing barrier vs grid.sync, idle offer_kill cost, coop::for_each's cost per phase, and
+// high-priority task latency with cooperation vs stream priority alone. Prints a table and
+// writes JSON (--json FILE). Every figure is a median over repetitions with its spread; ratios are
+// against the baseline measured in the same run.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cuda/atomic>
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -413,6 +414,97 @@ json bench_offer(Runtime& rt, int reps) {
           {"offer_cost_us", o.median - b.median},
           {"parts", parts},
           {"work_per_iteration", w}};
+}
+
+// ---------------------------------------------------------------- coop::for_each's cost
+
+// A phase of n items between resizing barriers, run three ways on one grid: a grid-stride loop
+// in the plain persistent kernel (CUDA's grid barrier), the same in the cooperative kernel,
+// and a coop::for_each_strided loop in the cooperative kernel (chunks claimed from a cursor,
+// an offer every 4 us). Each item is a load and a store, so a phase costs about what its
+// loop's fixed costs are: the claims (round trips to one line that every workgroup uses at
+// once), the broadcast per chunk, and the barrier.
+struct LoopPhases {
+  struct Params {
+    std::uint32_t phases;
+    std::uint64_t n;
+    std::uint32_t* data;
+    std::uint64_t* ns;  // [0] start, [1] end (workgroup 0)
+    LoopCursor* cursor;
+    bool claimed;  // coop::for_each_strided rather than a grid-stride loop
+  };
+  struct Transmit {
+    std::uint32_t phase = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    if (t.phase == 0 && ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
+    for (; t.phase < p.phases;) {
+      {
+        const auto visit = [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
+          for (std::uint64_t i = first; i < end; i += stride) p.data[i] += 1;
+        };
+        if (!p.claimed) {
+          visit(ctx.global_id(), p.n, ctx.global_size());
+        } else {
+          COOP_FOR_EACH_STRIDED(ctx, *p.cursor, t.phase + 1, 0, p.n, ctx.local_size(), visit);
+        }
+      }
+      ++t.phase;
+      COOP_RESIZING_BARRIER(ctx);
+    }
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[1] = now_ns();
+    COOP_END(ctx);
+  }
+};
+
+json bench_loop(Runtime& rt, int sms, int reps) {
+  const std::uint32_t threads = 256;
+  const std::uint32_t groups = std::uint32_t(sms * coop::cuda::occupancy<LoopPhases>(threads));
+  const std::uint64_t largest = 8u << 20;
+  ManagedArray<std::uint32_t> data(largest);
+  ManagedArray<std::uint64_t> ns(2);
+  json out = {{"groups", groups}, {"threads", threads}, {"rows", json::array()}};
+  std::printf("coop::for_each: %u workgroups of %u threads, one load and store per item\n", groups,
+              threads);
+  for (std::uint64_t n : {0ull, 4096ull, 65536ull, 262144ull, 1ull << 20, 8ull << 20}) {
+    const std::uint32_t phases = n >= (8u << 20) ? 200 : n >= (1u << 20) ? 500 : 2000;
+    struct Form {
+      const char* name;
+      Mode mode;
+      bool claimed;
+    };
+    const Form forms[] = {{"plain_grid_stride", Mode::persistent, false},
+                          {"cooperative_grid_stride", Mode::cooperative, false},
+                          {"cooperative_for_each", Mode::cooperative, true}};
+    json row = {{"items", n}, {"phases", phases}};
+    double base = 0;
+    for (const Form& f : forms) {
+      std::vector<double> us;
+      for (int rep = 0; rep < reps; ++rep) {
+        std::fill(data.data(), data.data() + n, 0u);
+        Managed<LoopCursor> cursor;
+        auto job = rt.launch<LoopPhases>(
+            {.max_groups = groups, .threads = threads, .policy = Policy::fixed(), .mode = f.mode},
+            {phases, n, data.data(), ns.data(), cursor.get(), f.claimed});
+        job.wait();
+        for (std::uint64_t i = 0; i < n; ++i)
+          if (data[i] != phases)
+            throw std::runtime_error(std::string("loop benchmark: item visited ") +
+                                     std::to_string(data[i]) + " times in " +
+                                     std::to_string(phases) + " phases (" + f.name + ")");
+        us.push_back(double(ns[1] - ns[0]) / phases / 1e3);
+      }
+      const Stat st = stat(us);
+      if (base == 0) base = st.median;
+      std::printf("  %8llu items  %-24s %8.2f us per phase (min %.2f, max %.2f)  %.2fx plain\n",
+                  (unsigned long long)n, f.name, st.median, st.min, st.max, st.median / base);
+      row[f.name] = {{"us_per_phase", to_json(st)}, {"vs_plain", st.median / base}};
+    }
+    out["rows"].push_back(row);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- gather / regrow
@@ -1022,8 +1114,8 @@ json bench_control(int reps) {
 }
 
 int run(int argc, char** argv) {
-  const auto o =
-      micro::parse_options(argc, argv, "barrier|anatomy|offer|gather|stages|beside|task|control");
+  const auto o = micro::parse_options(
+      argc, argv, "barrier|anatomy|offer|loop|gather|stages|beside|task|control");
   if (!o) return 2;
   micro::GpuSetup gpu;
   Runtime& rt = gpu.rt;
@@ -1038,6 +1130,7 @@ int run(int argc, char** argv) {
   if (o->runs("barrier")) j["barrier"] = bench_barriers(rt, sms, std::min(reps, 10));
   if (o->runs("anatomy")) j["barrier_anatomy"] = bench_anatomy(sms, std::min(reps, 10));
   if (o->runs("offer")) j["offer_kill"] = bench_offer(rt, std::min(reps, 10));
+  if (o->runs("loop")) j["for_each_loop"] = bench_loop(rt, sms, std::min(reps, 5));
   if (o->runs("gather")) j["gather"] = bench_gather(rt, reps);
   if (o->runs("stages")) j["stages"] = bench_stages(rt, reps);
   if (o->runs("beside")) j["beside"] = bench_beside(sms, std::min(reps, 20));
