@@ -76,8 +76,14 @@ Case make_case(const std::string& app, std::uint64_t seed, const std::string& ba
   }
   c.cfg.policy = shrink_only ? Policy::adversarial_shrinking(seed) : Policy::adversarial(seed);
   c.cfg.barrier = seed % 2 ? ResizeBarrier::plain : ResizeBarrier::query;
-  cmd << " --policy " << c.cfg.policy.name() << " --barrier " << (seed % 2 ? "plain" : "query")
-      << " --backend " << backend << " --validate";
+  cmd << " --policy " << c.cfg.policy.name() << " --barrier " << (seed % 2 ? "plain" : "query");
+  // The phased apps' yielding form (every phase a coop::for_each loop: kills and forks inside
+  // phases) in every other pair of seeds, beside either barrier.
+  if (info.multi_launch && seed / 2 % 2 == 1) {
+    c.cfg.yield_in_phases = true;
+    cmd << " --yield-in-phases";
+  }
+  cmd << " --backend " << backend << " --validate";
   c.command = cmd.str();
   return c;
 }
