@@ -120,6 +120,7 @@ COOP_HD inline void reset_next_word(LoopCursor& cursor, std::uint32_t epoch) {
       .store(std::uint64_t(loop_tag(epoch + 1)) << kIndexBits, order::relaxed);
 }
 
+/// claim_on_stale_word's answer when the word holds a later loop's tag (indices are below 2^40).
 inline constexpr std::uint64_t kClaimMisuse = ~0ull;
 
 /// resolve_claim's rare path, out of line: the claim landed on a stale word (an older loop's,
@@ -161,14 +162,6 @@ COOP_HD inline ClaimResult resolve_claim(LoopCursor& cursor, std::uint32_t epoch
   if (next == 0) reset_next_word(cursor, epoch);  // the loop's first chunk
   chunk = pack_chunk(begin + next, items - next < claim.size ? items - next : claim.size);
   return ClaimResult::chunk;
-}
-
-/// Thread 0: claims up to `size` items of [begin, end) for the loop of `epoch` (issue and
-/// resolve in one).
-COOP_HD inline ClaimResult claim_chunk(LoopCursor& cursor, std::uint32_t epoch, std::uint64_t begin,
-                                       std::uint64_t end, std::uint64_t size,
-                                       std::uint64_t& chunk) {
-  return resolve_claim(cursor, epoch, begin, end, issue_claim(cursor, epoch, size), chunk);
 }
 
 /// The loop behind for_each and for_each_strided: `chunk(first, end)` runs on every thread for
