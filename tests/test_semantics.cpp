@@ -2,6 +2,7 @@
 // kernel itself under adversarial schedules: violations are counted in memory the test reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -307,6 +308,61 @@ TEST(Semantics, GlobalBarrierOrdersMemory) {
     job.wait();
     EXPECT_EQ(*errors, 0u);
     EXPECT_EQ(job.stats().barriers, 400u);
+  }
+}
+
+// coop::fetch_increment hands every caller its own slot: threads push a data-dependent number
+// of items (so the lanes of a warp call it at different times) to one of two worklists (so
+// lanes at one call may name different counters), and every pushed item must be in its list
+// exactly once, the lists exactly as long as the pushes.
+struct SlotPushes {
+  struct Params {
+    std::uint32_t* length;  ///< length[2]: the lists' counters
+    std::uint64_t* list[2];
+    std::uint32_t rounds;
+  };
+  COOP_HD static std::uint32_t pushes(std::uint64_t r, std::uint64_t gid) {
+    return std::uint32_t(hash3(r, gid, 1) % 5);
+  }
+  COOP_HD static std::uint32_t which(std::uint64_t r, std::uint64_t gid, std::uint64_t j) {
+    return std::uint32_t(hash3(r, gid, j + 2) & 1);
+  }
+  COOP_HD static std::uint64_t item(std::uint64_t r, std::uint64_t gid, std::uint64_t j) {
+    return gid << 32 | r << 8 | j;
+  }
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    const std::uint64_t me = ctx.global_id();
+    for (std::uint32_t r = 0; r < p.rounds; ++r)
+      for (std::uint32_t j = 0; j < pushes(r, me); ++j) {
+        const std::uint32_t l = which(r, me, j);
+        p.list[l][fetch_increment(p.length[l])] = item(r, me, j);
+      }
+  }
+};
+
+TEST(Semantics, FetchIncrementHandsOutEverySlotOnce) {
+  const std::uint32_t groups = 6, threads = test::kOnGpu ? 256 : 8, rounds = 40;
+  const std::uint64_t capacity = std::uint64_t(groups) * threads * rounds * 4;
+  auto rt = test::make_runtime(groups);
+  ManagedArray<std::uint32_t> length(2);
+  ManagedArray<std::uint64_t> a(capacity), b(capacity);
+  auto job =
+      rt->launch<SlotPushes>({.max_groups = groups, .threads = threads, .policy = Policy::fixed()},
+                             {length.data(), {a.data(), b.data()}, rounds});
+  job.wait();
+  std::vector<std::uint64_t> want[2];
+  for (std::uint64_t gid = 0; gid < std::uint64_t(groups) * threads; ++gid)
+    for (std::uint32_t r = 0; r < rounds; ++r)
+      for (std::uint32_t j = 0; j < SlotPushes::pushes(r, gid); ++j)
+        want[SlotPushes::which(r, gid, j)].push_back(SlotPushes::item(r, gid, j));
+  const ManagedArray<std::uint64_t>* lists[2] = {&a, &b};
+  for (int l = 0; l < 2; ++l) {
+    ASSERT_EQ(length[l], want[l].size()) << "list " << l;
+    std::vector<std::uint64_t> got(lists[l]->data(), lists[l]->data() + length[l]);
+    std::sort(got.begin(), got.end());
+    std::sort(want[l].begin(), want[l].end());
+    EXPECT_EQ(got, want[l]) << "list " << l;
   }
 }
 

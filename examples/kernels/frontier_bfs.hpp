@@ -40,10 +40,8 @@ struct FrontierBfs {
           for (std::uint32_t e = p.row[v]; e < p.row[v + 1]; ++e) {
             const std::uint32_t u = p.col[e];
             std::int32_t unseen = -1;
-            if (atomic_ref<std::int32_t>(p.level[u]).cas(unseen, t.depth + 1)) {
-              std::uint32_t at = atomic_ref<std::uint32_t>(p.size[1 - t.in]).fetch_add(1);
-              p.queue[1 - t.in][at] = u;
-            }
+            if (atomic_ref<std::int32_t>(p.level[u]).cas(unseen, t.depth + 1))
+              p.queue[1 - t.in][fetch_increment(p.size[1 - t.in])] = u;
           }
         }
       }

@@ -125,4 +125,29 @@ using memory_order = detail::order;
 /// Kernel code: makes this thread's earlier writes visible device-wide before its later ones
 /// (e.g. before a workgroup barrier after which one thread publishes the data).
 COOP_HD inline void thread_fence() { detail::fence_seq_cst(); }
+
+/// Kernel code: a distinct slot from a shared counter, such as a worklist's length that every
+/// thread pushes to. Like `atomic_ref(counter).fetch_add(1, memory_order::relaxed)`: the
+/// counter grows by one per call and each call gets the value before its own step. On the GPU
+/// the lanes of a warp that call it at once on the same counter share one atomic add (their
+/// lowest lane adds their number and hands out consecutive slots): a counter every thread hits
+/// otherwise serialises one add per lane at its line, and a thread that pushes many items in a
+/// row waits that queue out each time.
+COOP_HD inline std::uint32_t fetch_increment(std::uint32_t& counter) {
+#if COOP_DEVICE_CODE
+  const unsigned peers = __match_any_sync(
+      __activemask(), static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(&counter)));
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  const int leader = __ffs(peers) - 1;
+  std::uint32_t base = 0;
+  if (int(lane) == leader)
+    base = detail::atomic<std::uint32_t>(counter).fetch_add(std::uint32_t(__popc(peers)),
+                                                            detail::order::relaxed);
+  base = __shfl_sync(peers, base, leader);
+  return base + std::uint32_t(__popc(peers & ((1u << lane) - 1)));
+#else
+  return detail::atomic<std::uint32_t>(counter).fetch_add(1, detail::order::relaxed);
+#endif
+}
 }  // namespace coop

@@ -44,8 +44,7 @@ struct Bfs {
         if (atomic_ref<std::int32_t>(p.level[u]).load(memory_order::relaxed) >= 0) continue;
         std::int32_t unseen = -1;
         if (atomic_ref<std::int32_t>(p.level[u]).cas(unseen, s.depth + 1, memory_order::relaxed))
-          p.queue[out][atomic_ref<std::uint32_t>(p.size[out]).fetch_add(1, memory_order::relaxed)] =
-              u;
+          p.queue[out][fetch_increment(p.size[out])] = u;
       }
     }
   }

@@ -56,8 +56,7 @@ struct LSssp {
         if (atomic_ref<std::uint32_t>(p.stamp[u]).exchange(s.round + 1, memory_order::relaxed) ==
             s.round + 1)
           continue;  // already in the next worklist
-        p.queue[out][atomic_ref<std::uint32_t>(p.size[out]).fetch_add(1, memory_order::relaxed)] =
-            u;
+        p.queue[out][fetch_increment(p.size[out])] = u;
       }
     }
   }
