@@ -347,6 +347,11 @@ apps::Form check_variant(const json& v, const std::string& where) {
   check_carveout(v, where);
   for (const json& g : v.value("groups", json::array({"N/2"})))
     resolve_groups(g.get<std::string>(), 4);
+  if (v.contains("yield_in_phases") && (!v["yield_in_phases"].is_boolean() ||
+                                        (v["yield_in_phases"] && form != apps::Form::cooperative)))
+    throw std::invalid_argument(where +
+                                ": 'yield_in_phases' must be true or false, and true only in the "
+                                "cooperative form");
   return form;
 }
 
@@ -365,6 +370,8 @@ void plan_variant(const json& config, const json& v, const std::vector<std::stri
     for (const std::string& pair : pairs) {
       const apps::AppInfo& app = apps::find_app(find_pair(config, pair)["app"].get<std::string>());
       if (form == apps::Form::multi_launch && !app.multi_launch) continue;
+      // Yielding inside phases means nothing to the work-stealing apps (multi_launch: phased).
+      if (v.value("yield_in_phases", false) && !app.multi_launch) continue;
       // The barrier variant matters only for cooperative graph apps.
       json barriers = json::array({nullptr});
       if (form == apps::Form::cooperative && app.needs_graph())

@@ -145,17 +145,19 @@ json Runner::State::multitasking(const Unit& u) {
   const json& w = u.params["workload"];
   const double period = w["period_ms"], gpu_ms = w["gpu_ms"];
   const apps::Form form = apps::parse_form(variant.value("form", "cooperative"));
-  apps::RunConfig cfg{
-      .form = form, .policy = Policy::generous(), .shared_carveout = carveout_of(variant)};
+  apps::RunConfig cfg{.form = form,
+                      .policy = Policy::generous(),
+                      .shared_carveout = carveout_of(variant),
+                      .yield_in_phases = variant.value("yield_in_phases", false)};
   if (!u.params["barrier"].is_null())
     cfg.barrier = u.params["barrier"] == "plain" ? ResizeBarrier::plain : ResizeBarrier::query;
   apps::Input& in = input(pair);
   TaskWork& work = task(variant.value("task", "matmul"), gpu_ms);
   PreemptionScope preemption(rt, PreemptionPolicy::parse(variant.value("policy", "cooperative")));
 
-  const std::string alone_key = pair + "/" + apps::form_name(form) + "/" +
-                                u.params["barrier"].dump() + "/" +
-                                std::to_string(cfg.shared_carveout);
+  const std::string alone_key =
+      pair + "/" + apps::form_name(form) + "/" + u.params["barrier"].dump() + "/" +
+      std::to_string(cfg.shared_carveout) + (cfg.yield_in_phases ? "/yield" : "");
   std::string validation;
   const Alone& alone = alone_run(alone_key, in, cfg, validation);
   // N: the app's workgroups (the task's full grid for the non-cooperative forms).
@@ -179,6 +181,7 @@ json Runner::State::multitasking(const Unit& u) {
                   {"variant", variant["name"]},
                   {"policy", variant.value("policy", "none")},
                   {"form", apps::form_name(form)},
+                  {"yield_in_phases", cfg.yield_in_phases},
                   {"task", work.describe()},
                   {"workload", w["name"]},
                   {"period_ms", period},
