@@ -180,6 +180,43 @@ TEST(Apps, AdversarialSchedules) {
   }
 }
 
+/// Hubs: vertex 0 has an arc to and from every other vertex, vertex 1 to and from every fifth,
+/// the rest are a path; seeded weights. Its worklist entries are up to n / kSliceArcs slices of
+/// one vertex (bfs, l-sssp), and a source on the path reaches the hubs in the second round.
+std::shared_ptr<const graph::Graph> hubs(std::uint32_t n, std::uint32_t seed) {
+  std::vector<graph::Arc> arcs;
+  const auto both = [&](std::uint32_t a, std::uint32_t b) {
+    const std::uint32_t w = 1 + (a * 7919u + b * 104729u + seed) % 50;
+    arcs.push_back({a, b, w});
+    arcs.push_back({b, a, w});
+  };
+  for (std::uint32_t v = 2; v < n; ++v) both(0, v);
+  for (std::uint32_t v = 2; v < n; v += 5) both(1, v);
+  for (std::uint32_t v = 2; v + 1 < n; ++v) both(v, v + 1);
+  return std::make_shared<graph::Graph>(graph::Graph::from_arcs(n, arcs));
+}
+
+TEST(Apps, WorklistsSliceHubsUnderAdversarialSchedules) {
+  auto rt = test::make_runtime(8);
+  const std::uint32_t n = 40 * apps::kSliceArcs + 7;  // hub 0: 41 slices, hub 1: 9
+  for (std::uint32_t seed = 1; seed <= (test::kOnGpu ? 8u : 16u); ++seed) {
+    const auto g = hubs(n, seed);
+    for (const char* app : {"bfs", "l-sssp"}) {
+      apps::Input in = input_for(app, g, seed);
+      in.source = seed % 3 == 0 ? 0 : 2 + seed * 37 % (n - 2);  // a hub, or a path vertex
+      for (apps::Form form :
+           {apps::Form::cooperative, apps::Form::standalone, apps::Form::multi_launch}) {
+        apps::RunConfig cfg{.form = form};
+        if (form == apps::Form::cooperative) cfg.policy = test::adversarial(seed);
+        cfg.groups = 1 + seed % 8;
+        cfg.threads = test::kOnGpu ? 32u << (seed % 3) : 1 + seed % 4;
+        cfg.yield_in_phases = seed % 2 == 0;
+        expect_valid(*rt, in, cfg, "hubs, seed " + std::to_string(seed));
+      }
+    }
+  }
+}
+
 TEST(Apps, WhileHighPriorityTasksRun) {
   COOP_SKIP_UNDER_SANITIZER();
   auto rt = test::make_runtime(8);

@@ -1,7 +1,8 @@
 // bfs (LonestarGPU): worklist breadth-first search. Each level expands the current worklist,
 // claiming unvisited neighbours with a CAS and pushing them to the next worklist; the second
 // phase empties the old worklist. Two global barriers per level; the worklist selector, the
-// depth and the frontier size are the transmitted State.
+// depth and the frontier size are the transmitted State. A worklist entry is a slice of at most
+// kSliceArcs of a vertex's arcs (common.hpp), so that no item is long.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@ struct Bfs {
   struct Params {
     GraphView g;
     std::int32_t* level;      ///< -1 = not reached
-    std::uint32_t* queue[2];  ///< worklists, n entries each
+    std::uint32_t* queue[2];  ///< worklists, worklist_capacity entries each
     std::uint32_t* size;      ///< size[2]: worklist lengths
   };
   struct State {
@@ -38,13 +39,13 @@ struct Bfs {
     if (k != 0) return;
     const std::uint32_t out = 1 - s.in;
     for (std::uint64_t i = first; i < end; i += stride) {
-      const std::uint32_t v = p.queue[s.in][i];
-      for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
+      const ArcSlice a = worklist_entry(p.g, p.queue[s.in], i);
+      for (std::uint32_t e = a.first; e < a.end; ++e) {
         const std::uint32_t u = p.g.col[e];
         if (atomic_ref<std::int32_t>(p.level[u]).load(memory_order::relaxed) >= 0) continue;
         std::int32_t unseen = -1;
         if (atomic_ref<std::int32_t>(p.level[u]).cas(unseen, s.depth + 1, memory_order::relaxed))
-          p.queue[out][fetch_increment(p.size[out])] = u;
+          push_vertex(p.g, p.queue[out], p.size[out], u);
       }
     }
   }
@@ -59,20 +60,20 @@ struct Bfs {
 /// Buffers of one bfs run.
 struct BfsRun {
   BfsRun(const GraphBuffers& g, std::uint32_t source)
-      : level(g.view().n, -1), q0(g.view().n), q1(g.view().n), size(2) {
+      : level(g.view().n, -1), q0(worklist_capacity(g, "bfs")), q1(q0.size()), size(2) {
     level[source] = 0;
-    q0[0] = source;
-    size[0] = 1;
+    size[0] = entries = seed_worklist(g, q0.data(), source);
     level.to_device();
     q0.to_device();
     q1.to_device();
     size.to_device();
     params = {g.view(), level.data(), {q0.data(), q1.data()}, size.data()};
   }
-  Bfs::State initial() const { return {0, 0, 1}; }
+  Bfs::State initial() const { return {0, 0, entries}; }
   ManagedArray<std::int32_t> level;
   ManagedArray<std::uint32_t> q0, q1, size;
   Bfs::Params params;
+  std::uint32_t entries = 0;  ///< the first worklist's (the source's slices)
 };
 
 /// Reference: sequential queue BFS (the example's); levels, -1 unreachable.

@@ -2,7 +2,8 @@
 //
 // l-sssp (LonestarGPU): the bfs worklist skeleton with atomicMin relaxation (data-driven
 // Bellman-Ford). A vertex whose distance dropped is pushed once per round (a round stamp
-// dedups). Two barriers per round; worklist selector, round and frontier size transmitted.
+// dedups), in slices of at most kSliceArcs arcs (common.hpp). Two barriers per round; worklist
+// selector, round and frontier size transmitted.
 //
 // p-sssp (Pannotia): Bellman-Ford as repeated min-plus SpMV over the transposed graph (pull):
 // assign next = dist, relax next[v] = min over in-arcs (u,v,w) of dist[u] + w, diff
@@ -23,7 +24,7 @@ struct LSssp {
     GraphView g;
     std::uint64_t* dist;
     std::uint32_t* stamp;     ///< round + 1 at which the vertex was last pushed
-    std::uint32_t* queue[2];  ///< worklists, n entries each
+    std::uint32_t* queue[2];  ///< worklists, worklist_capacity entries each
     std::uint32_t* size;      ///< size[2]
   };
   struct State {
@@ -45,9 +46,9 @@ struct LSssp {
     if (k != 0) return;
     const std::uint32_t out = 1 - s.in;
     for (std::uint64_t i = first; i < end; i += stride) {
-      const std::uint32_t v = p.queue[s.in][i];
-      const std::uint64_t dv = atomic_ref<std::uint64_t>(p.dist[v]).load(memory_order::relaxed);
-      for (std::uint32_t e = p.g.row[v]; e < p.g.row[v + 1]; ++e) {
+      const ArcSlice a = worklist_entry(p.g, p.queue[s.in], i);
+      const std::uint64_t dv = atomic_ref<std::uint64_t>(p.dist[a.v]).load(memory_order::relaxed);
+      for (std::uint32_t e = a.first; e < a.end; ++e) {
         const std::uint32_t u = p.g.col[e];
         const std::uint64_t nd = dv + p.g.weight[e];
         if (atomic_ref<std::uint64_t>(p.dist[u]).load(memory_order::relaxed) <= nd) continue;
@@ -56,7 +57,7 @@ struct LSssp {
         if (atomic_ref<std::uint32_t>(p.stamp[u]).exchange(s.round + 1, memory_order::relaxed) ==
             s.round + 1)
           continue;  // already in the next worklist
-        p.queue[out][fetch_increment(p.size[out])] = u;
+        push_vertex(p.g, p.queue[out], p.size[out], u);
       }
     }
   }
@@ -70,18 +71,22 @@ struct LSssp {
 
 struct LSsspRun {
   LSsspRun(const GraphBuffers& g, std::uint32_t source)
-      : dist(g.view().n, kUnreachable), stamp(g.view().n), q0(g.view().n), q1(g.view().n), size(2) {
+      : dist(g.view().n, kUnreachable),
+        stamp(g.view().n),
+        q0(worklist_capacity(g, "l-sssp")),
+        q1(q0.size()),
+        size(2) {
     dist[source] = 0;
-    q0[0] = source;
-    size[0] = 1;
+    size[0] = entries = seed_worklist(g, q0.data(), source);
     for (auto* a : {&stamp, &q0, &q1, &size}) a->to_device();
     dist.to_device();
     params = {g.view(), dist.data(), stamp.data(), {q0.data(), q1.data()}, size.data()};
   }
-  LSssp::State initial() const { return {0, 0, 1}; }
+  LSssp::State initial() const { return {0, 0, entries}; }
   ManagedArray<std::uint64_t> dist;
   ManagedArray<std::uint32_t> stamp, q0, q1, size;
   LSssp::Params params;
+  std::uint32_t entries = 0;  ///< the first worklist's (the source's slices)
 };
 
 struct PSssp {
