@@ -187,6 +187,13 @@ TEST(BenchPlan, MalformedConfigurationsNameTheProblem) {
   c = tiny_config();
   c["overhead"]["yield_in_phases"] = "yes";
   expect_error(c, "overhead: 'yield_in_phases' must be true or false");
+  c = tiny_config();
+  c["multitasking"]["variants"][0]["yield_in_phases"] = "yes";
+  expect_error(c, "cooperative: 'yield_in_phases' must be true or false");
+  c = tiny_config();
+  c["multitasking"]["variants"][1]["yield_in_phases"] = true;
+  c["multitasking"]["variants"][1]["form"] = "standalone";
+  expect_error(c, "true only in the cooperative form");
 
   c = colocate_config();
   c["colocate"]["loads"] = {1.5};
@@ -325,6 +332,26 @@ TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
+}
+
+// A multitasking variant with "yield_in_phases" runs the phased apps' yielding form beside the
+// tasks (validated, and its alone time its own) and plans no unit for the work-stealing apps.
+TEST(BenchExperiments, MultitaskingRunsTheYieldingFormOfThePhasedApps) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  json config = tiny_config();
+  config.erase("overhead");
+  config["multitasking"]["variants"] = json::array({config["multitasking"]["variants"][0]});
+  config["multitasking"]["variants"][0]["yield_in_phases"] = true;
+  const auto units = coop::bench::plan(config);
+  ASSERT_EQ(units.size(), 1u);  // bfs/road; octree steals work and has no phases
+  EXPECT_NE(units[0].key.find("bfs/road"), std::string::npos) << units[0].key;
+  coop::bench::Runner runner(rt, config);
+  const json r = runner.run(units[0]);
+  EXPECT_TRUE(r["yield_in_phases"].get<bool>());
+  EXPECT_GE(r["tasks"].get<std::size_t>(), 1u);
+  EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos) << r["validation"];
 }
 
 // A static split through green contexts is a GPU mechanism: on the CPU backend its unit fails
