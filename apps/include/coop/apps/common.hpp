@@ -83,13 +83,18 @@ COOP_HD inline ArcSlice worklist_entry(const GraphView& g, const std::uint32_t* 
   return {v, first, last - first > kSliceArcs ? first + kSliceArcs : last};
 }
 
+/// The worklist entries of a vertex of `degree` arcs (one when it has none).
+COOP_HD inline std::uint32_t worklist_slices(std::uint32_t degree) {
+  return degree <= kSliceArcs ? 1 : (degree + kSliceArcs - 1) / kSliceArcs;
+}
+
 /// Appends vertex u to the worklist `queue` of length `size`: one entry per kSliceArcs of its
 /// arcs (reading its degree only when the graph has a vertex of more).
 COOP_HD inline void push_vertex(const GraphView& g, std::uint32_t* queue, std::uint32_t& size,
                                 std::uint32_t u) {
   const std::uint32_t slices =
-      g.max_degree <= kSliceArcs ? 1 : (g.row[u + 1] - g.row[u] + kSliceArcs - 1) / kSliceArcs;
-  if (slices <= 1) {
+      g.max_degree <= kSliceArcs ? 1 : worklist_slices(g.row[u + 1] - g.row[u]);
+  if (slices == 1) {
     queue[fetch_increment(size)] = u;
     return;
   }
@@ -101,9 +106,7 @@ COOP_HD inline void push_vertex(const GraphView& g, std::uint32_t* queue, std::u
 /// The host's first worklist: `source`'s entries (push_vertex's); returns how many.
 inline std::uint32_t seed_worklist(const GraphBuffers& g, std::uint32_t* queue,
                                    std::uint32_t source) {
-  const std::uint32_t degree = g.host_row[source + 1] - g.host_row[source];
-  const std::uint32_t slices =
-      g.max_degree <= kSliceArcs ? 1 : std::max(1u, (degree + kSliceArcs - 1) / kSliceArcs);
+  const std::uint32_t slices = worklist_slices(g.host_row[source + 1] - g.host_row[source]);
   queue[0] = source;
   for (std::uint32_t j = 1; j < slices; ++j) queue[j] = kSliceMark | j;
   return slices;
