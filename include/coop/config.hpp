@@ -14,6 +14,8 @@
 /// \def COOP_NOINLINE
 /// Keeps a function out of line on both compilers (a rare path whose registers should not count
 /// against the loop that calls it).
+/// \def COOP_UNROLL
+/// Unrolls the loop that follows in device code (host compilers decide themselves).
 /// \def COOP_DEVICE_CODE
 /// 1 only in nvcc's device pass (code that runs on the GPU), else 0.
 /// \def COOP_HOST_BODY
@@ -24,12 +26,18 @@
 #define COOP_DEVICE_FN __device__
 #define COOP_INLINE __forceinline__
 #define COOP_NOINLINE __noinline__
+#if defined(__CUDA_ARCH__)
+#define COOP_UNROLL _Pragma("unroll")
+#else
+#define COOP_UNROLL
+#endif
 #else
 #define COOP_CUDA_COMPILER 0
 #define COOP_HD
 #define COOP_DEVICE_FN
 #define COOP_INLINE inline __attribute__((always_inline))
 #define COOP_NOINLINE __attribute__((noinline))
+#define COOP_UNROLL
 #endif
 
 // True only in the device pass of nvcc (code that runs on the GPU).

@@ -39,14 +39,16 @@ struct Bfs {
     if (k != 0) return;
     const std::uint32_t out = 1 - s.in;
     for (std::uint64_t i = first; i < end; i += stride) {
-      const ArcSlice a = worklist_entry(p.g, p.queue[s.in], i);
-      for (std::uint32_t e = a.first; e < a.end; ++e) {
-        const std::uint32_t u = p.g.col[e];
-        if (atomic_ref<std::int32_t>(p.level[u]).load(memory_order::relaxed) >= 0) continue;
-        std::int32_t unseen = -1;
-        if (atomic_ref<std::int32_t>(p.level[u]).cas(unseen, s.depth + 1, memory_order::relaxed))
-          push_vertex(p.g, p.queue[out], p.size[out], u);
-      }
+      relax_slice(
+          p.g, worklist_entry(p.g, p.queue[s.in], i), p.queue[out], p.size[out],
+          [&](std::uint32_t, std::uint32_t u) {
+            return atomic_ref<std::int32_t>(p.level[u]).load(memory_order::relaxed) < 0;
+          },
+          [&](std::uint32_t, std::uint32_t u) {
+            std::int32_t unseen = -1;
+            return atomic_ref<std::int32_t>(p.level[u])
+                .cas(unseen, s.depth + 1, memory_order::relaxed);
+          });
     }
   }
   COOP_HD static bool advance(const Params& p, State& s) {

@@ -103,6 +103,38 @@ COOP_HD inline void push_vertex(const GraphView& g, std::uint32_t* queue, std::u
   for (std::uint32_t j = 1; j < slices; ++j) queue[at + j] = kSliceMark | j;
 }
 
+/// relax_slice expands a slice this many arcs at a time.
+inline constexpr std::uint32_t kArcBatch = 8;
+
+/// Relaxes the arcs of worklist slice `a` and pushes every vertex it improves onto `queue`
+/// (push_vertex). `worth(e, u)` reads and tests (no side effects) whether arc e to u may
+/// improve u; `claim(e, u)` is the atomic that decides it, true when this thread improved u and
+/// must push it.
+///
+/// A batch of kArcBatch arcs goes stage by stage: every arc's target, then every arc's test,
+/// then every claim, then the pushes. Each stage's memory accesses are independent of each
+/// other, so a thread has the whole batch's round trips in flight at once instead of one arc's
+/// chain after another. (On an H200 the kernels ran 8-15 % faster than arc by arc; batches of
+/// 4 gained less. A large R-MAT level is bound by the memory system's throughput either way.)
+template <class Worth, class Claim>
+COOP_HD inline void relax_slice(const GraphView& g, const ArcSlice& a, std::uint32_t* queue,
+                                std::uint32_t& size, Worth&& worth, Claim&& claim) {
+  for (std::uint32_t e0 = a.first; e0 < a.end; e0 += kArcBatch) {
+    const std::uint32_t count = a.end - e0 < kArcBatch ? a.end - e0 : kArcBatch;
+    std::uint32_t u[kArcBatch];
+    bool go[kArcBatch];
+    COOP_UNROLL
+    for (std::uint32_t b = 0; b < kArcBatch; ++b) u[b] = b < count ? g.col[e0 + b] : 0;
+    COOP_UNROLL
+    for (std::uint32_t b = 0; b < kArcBatch; ++b) go[b] = b < count && worth(e0 + b, u[b]);
+    COOP_UNROLL
+    for (std::uint32_t b = 0; b < kArcBatch; ++b) go[b] = go[b] && claim(e0 + b, u[b]);
+    COOP_UNROLL
+    for (std::uint32_t b = 0; b < kArcBatch; ++b)
+      if (go[b]) push_vertex(g, queue, size, u[b]);
+  }
+}
+
 /// The host's first worklist: `source`'s entries (push_vertex's); returns how many.
 inline std::uint32_t seed_worklist(const GraphBuffers& g, std::uint32_t* queue,
                                    std::uint32_t source) {

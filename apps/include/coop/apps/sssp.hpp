@@ -48,17 +48,19 @@ struct LSssp {
     for (std::uint64_t i = first; i < end; i += stride) {
       const ArcSlice a = worklist_entry(p.g, p.queue[s.in], i);
       const std::uint64_t dv = atomic_ref<std::uint64_t>(p.dist[a.v]).load(memory_order::relaxed);
-      for (std::uint32_t e = a.first; e < a.end; ++e) {
-        const std::uint32_t u = p.g.col[e];
-        const std::uint64_t nd = dv + p.g.weight[e];
-        if (atomic_ref<std::uint64_t>(p.dist[u]).load(memory_order::relaxed) <= nd) continue;
-        if (atomic_ref<std::uint64_t>(p.dist[u]).fetch_min(nd, memory_order::relaxed) <= nd)
-          continue;
-        if (atomic_ref<std::uint32_t>(p.stamp[u]).exchange(s.round + 1, memory_order::relaxed) ==
-            s.round + 1)
-          continue;  // already in the next worklist
-        push_vertex(p.g, p.queue[out], p.size[out], u);
-      }
+      relax_slice(
+          p.g, a, p.queue[out], p.size[out],
+          [&](std::uint32_t e, std::uint32_t u) {
+            return atomic_ref<std::uint64_t>(p.dist[u]).load(memory_order::relaxed) >
+                   dv + p.g.weight[e];
+          },
+          [&](std::uint32_t e, std::uint32_t u) {
+            const std::uint64_t nd = dv + p.g.weight[e];
+            // Pushed when the distance dropped and u is not yet in the next worklist.
+            return atomic_ref<std::uint64_t>(p.dist[u]).fetch_min(nd, memory_order::relaxed) > nd &&
+                   atomic_ref<std::uint32_t>(p.stamp[u])
+                           .exchange(s.round + 1, memory_order::relaxed) != s.round + 1;
+          });
     }
   }
   COOP_HD static bool advance(const Params& p, State& s) {
