@@ -3,6 +3,7 @@
 // CPU backend with validated app results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -322,6 +323,18 @@ TEST(BenchExperiments, RunEndToEndOnTheCpuBackend) {
     const std::size_t tasks = r["tasks"];
     EXPECT_GE(tasks, 1u) << u.key;
     EXPECT_EQ(r["samples"]["gather_ms"].size(), tasks);
+    // Where in the app's run each task was released and began: within one run (each starts
+    // at 0), not the kernel time accumulated over the runs; -1 between runs.
+    double longest_run = 0;
+    for (double x : r["samples"]["app_run_ms"]) longest_run = std::max(longest_run, x);
+    for (const char* field : {"request_into_run_ms", "task_start_into_run_ms"}) {
+      ASSERT_EQ(r["samples"][field].size(), tasks) << field;
+      for (double x : r["samples"][field]) {
+        if (x == -1) continue;
+        EXPECT_GE(x, 0) << field;
+        EXPECT_LE(x, longest_run * 1.5 + 5) << field;
+      }
+    }
     EXPECT_LE(r["periods_met"].get<std::size_t>(), tasks);
     EXPECT_DOUBLE_EQ(r["slowdown"].get<double>(),
                      r["app_ms"].get<double>() / r["alone_ms"].get<double>());
@@ -408,11 +421,14 @@ TEST(BenchKernelClock, ASharedClockReadsTheSameInEveryMapping) {
   coop::bench::KernelClock reader(file.string(), false);
   EXPECT_FALSE(reader.running());
   EXPECT_EQ(reader.now(), 0.0);
+  EXPECT_EQ(reader.into_span(), -1.0) << "between runs";
   writer.set(true);
   EXPECT_TRUE(reader.running());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GE(reader.into_span(), 20.0);
   writer.set(false);
   const double ran = writer.now();
+  EXPECT_EQ(reader.into_span(), -1.0);
   EXPECT_GE(ran, 20.0);
   EXPECT_FALSE(reader.running());
   EXPECT_EQ(reader.now(), ran);  // stopped: the clock stands
@@ -420,6 +436,7 @@ TEST(BenchKernelClock, ASharedClockReadsTheSameInEveryMapping) {
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   writer.set(true);
   EXPECT_TRUE(reader.due(ran)) << "a time reached is due once the app runs again";
+  EXPECT_LT(reader.into_span(), ran) << "a new run counts from 0";
   // The moment the clock read 1 ms lies in the first span; the moment it read `ran` + 0 starts
   // the second, at least 10 ms of wall time after the first span ended.
   const auto first = reader.wall_at(1.0), second = reader.wall_at(ran);

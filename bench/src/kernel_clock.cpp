@@ -103,6 +103,11 @@ bool KernelClock::due(double release) const {
 
 bool KernelClock::running() const { return read().running; }
 
+double KernelClock::into_span() const {
+  const Reading r = read();
+  return r.running ? ms_between(r.since, clk::now()) : -1;
+}
+
 void KernelClock::set(bool on) {
   const Reading r = read();  // the writer's own fields: consistent
   if (on == r.running) return;

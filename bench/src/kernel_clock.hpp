@@ -43,6 +43,8 @@ class KernelClock {
   /// The writer's only call. Throws std::length_error past a million running spans.
   void set(bool on);
   bool running() const;
+  /// How long the running span (an app run) has run, kernel ms; -1 between spans.
+  double into_span() const;
   /// The wall-clock moment the clock read `kernel_ms` (a time it has reached).
   clk::time_point wall_at(double kernel_ms) const;
   /// The background's runs are over (set by the writer or whoever waits for it), for readers

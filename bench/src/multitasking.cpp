@@ -26,6 +26,9 @@ struct TaskPlan {
 
 struct TaskSample {
   double release, gather, run, end, wall_response;
+  /// How long the app's run had run when the task was released and when its work began
+  /// (kernel ms; -1 between runs): where in the app each gather fell.
+  double into_run, start_into_run;
 };
 
 /// The app's runs beside the tasks.
@@ -79,12 +82,15 @@ class TaskReleaser {
 
   TaskSample run_one(double release) {
     const auto released = clk::now();
-    TaskSample s{release, 0, 0, 0, 0};
+    TaskSample s{release, 0, 0, 0, 0, clock_.into_span(), -1};
     if (!plan_.scheduled) {
       work_.run_direct(plan_.k);
       s.run = ms_between(released, clk::now());
     } else {
-      auto body = [&](Task& t) { work_.run(t, t.groups()); };
+      auto body = [&](Task& t) {
+        s.start_into_run = clock_.into_span();
+        work_.run(t, t.groups());
+      };
       // A library call (cuBLAS) picks its own grid: it gets the capacity of k workgroups
       // (run_fraction); our matmul runs on exactly the k workgroups it gets (run).
       const TaskRecord r =
@@ -112,10 +118,12 @@ class TaskReleaser {
 /// Per task: gather, run and response times, periods met, and the period it could have been
 /// scheduled at.
 json task_statistics(const std::vector<TaskSample>& samples, double period) {
-  std::vector<double> gather, run, response, achieved;
+  std::vector<double> gather, run, response, achieved, into_run, start_into_run;
   std::uint32_t met = 0;
   for (const TaskSample& s : samples) {
     gather.push_back(s.gather);
+    into_run.push_back(s.into_run);
+    start_into_run.push_back(s.start_into_run);
     run.push_back(s.run);
     response.push_back(s.wall_response);
     if (s.wall_response <= period) ++met;
@@ -130,7 +138,12 @@ json task_statistics(const std::vector<TaskSample>& samples, double period) {
           {"gather_ms", summarize(gather)},
           {"task_run_ms", summarize(run)},
           {"response_ms", summarize(response)},
-          {"samples", {{"gather_ms", gather}, {"task_run_ms", run}, {"response_ms", response}}}};
+          {"samples",
+           {{"gather_ms", gather},
+            {"task_run_ms", run},
+            {"response_ms", response},
+            {"request_into_run_ms", into_run},
+            {"task_start_into_run_ms", start_into_run}}}};
 }
 
 }  // namespace
