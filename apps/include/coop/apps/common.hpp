@@ -115,7 +115,7 @@ inline constexpr std::uint32_t kArcBatch = 8;
 /// then every claim, then the pushes. Each stage's memory accesses are independent of each
 /// other, so a thread has the whole batch's round trips in flight at once instead of one arc's
 /// chain after another. (On an H200 the kernels ran 8-15 % faster than arc by arc; batches of
-/// 4 gained less. A large R-MAT level is bound by the memory system's throughput either way.)
+/// 4 gained less.)
 template <class Worth, class Claim>
 COOP_HD inline void relax_slice(const GraphView& g, const ArcSlice& a, std::uint32_t* queue,
                                 std::uint32_t& size, Worth&& worth, Claim&& claim) {
