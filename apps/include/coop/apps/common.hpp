@@ -48,11 +48,10 @@ struct GraphBuffers {
 };
 
 /// The worklist apps (bfs, l-sssp) queue a vertex as slices of at most kSliceArcs of its arcs,
-/// one entry each. A thread expands its entry's arcs one after another, a round trip to memory
-/// each, and a workgroup can leave a coop::for_each loop only between chunks: in slices no item
-/// is long, and a hub's arcs spread over many threads. (On an H200, with fetch_increment's
-/// shared adds, standalone bfs on rmat22 ran 2.3x faster; slices of 8 were slower than 16, 32
-/// no faster.)
+/// one entry each. A workgroup can leave a coop::for_each loop only between chunks, after its
+/// threads' items: in slices no item is long, and a hub's arcs spread over many threads. (On an
+/// H200, with fetch_increment's shared adds, standalone bfs on rmat22 ran 2.3x faster; slices of 8
+/// were slower than 16, 32 no faster.)
 inline constexpr std::uint32_t kSliceArcs = 16;
 /// An entry with this bit is slice j (the low bits) of the vertex j entries before it; without
 /// it, the entry is a vertex (its slice 0). Vertex ids stay below it.
