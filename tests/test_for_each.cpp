@@ -385,6 +385,28 @@ TEST(ForEach, ClaimsCoverEveryItemOnceUnderAnyInterleaving) {
   }
 }
 
+// share_grain: half an even share of the range, never below one grain nor above four, whatever
+// the sizes (degenerate ones included).
+TEST(ForEach, ShareGrainIsHalfAnEvenShareBetweenOneAndFourGrains) {
+  EXPECT_EQ(share_grain(1'000'000, 528, 256), 946u);    // 1e6 / (2 * 528), rounded down
+  EXPECT_EQ(share_grain(100, 528, 256), 256u);          // fewer items than threads: one grain
+  EXPECT_EQ(share_grain(1ull << 36, 528, 256), 1024u);  // a long loop: four grains
+  EXPECT_EQ(share_grain(1000, 0, 0), 4u);               // no groups counts as one, no grain 1
+  EXPECT_EQ(share_grain(1ull << 39, 1, 1u << 30), detail::kMaxClaim);  // never above a claim
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 10000; ++i) {
+    const std::uint64_t items = rng() >> (rng() % 64);
+    const std::uint32_t groups = std::uint32_t(rng() % 2000),
+                        least = 1 + std::uint32_t(rng() % 4096);
+    const std::uint64_t g = share_grain(items, groups, least);
+    ASSERT_GE(g, least);
+    ASSERT_LE(g, 4ull * least);
+    if (g > least && g < 4ull * least) {
+      ASSERT_EQ(g, items / (2ull * (groups ? groups : 1)));
+    }
+  }
+}
+
 // Without checking (CPU backend), the misused loop ends instead of hanging.
 TEST(ForEach, MisuseWithoutCheckingEndsTheLoop) {
   auto rt = misuse_runtime(false);

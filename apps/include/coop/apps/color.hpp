@@ -27,6 +27,9 @@ struct Color {
     std::uint32_t round = 0;
   };
   static constexpr std::uint32_t kPhases = 2;
+  /// Every phase sweeps all vertices, a few per thread, each a short test of its neighbours
+  /// on the meshes the app is run on: the yielding form claims them in shares (share_grain).
+  static constexpr bool kEvenItems = true;
 
   /// Both phases visit every vertex.
   COOP_HD static std::uint64_t items(std::uint32_t, const Params& p, const State&) { return p.g.n; }

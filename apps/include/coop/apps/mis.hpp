@@ -27,6 +27,9 @@ struct Mis {
     std::uint32_t round = 0;
   };
   static constexpr std::uint32_t kPhases = 3;
+  /// Every phase sweeps all vertices, a few per thread, each a short test of its neighbours
+  /// on the meshes the app is run on: the yielding form claims them in shares (share_grain).
+  static constexpr bool kEvenItems = true;
 
   /// Every phase visits every vertex.
   COOP_HD static std::uint64_t items(std::uint32_t, const Params& p, const State&) { return p.g.n; }

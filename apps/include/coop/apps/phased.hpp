@@ -12,6 +12,9 @@
 //                             std::uint64_t first, std::uint64_t end, std::uint64_t stride);
 //                                             // items first, first + stride, ... below end
 //   COOP_HD static bool advance(const Params&, State&);  // after a round: go on?
+//   static constexpr bool kEvenItems = true;  // optional: every phase sweeps many cheap items of
+//                                             // even cost (the yielding form's loop then claims
+//                                             // coop::share_grain items at least)
 //
 // Phase k of a round may read what earlier phases wrote (a global barrier separates them);
 // `once` runs in one thread per phase, concurrently with the phase's visits (it must not touch
@@ -55,6 +58,11 @@
 namespace coop::apps {
 
 namespace detail {
+/// Whether phased app A declares kEvenItems (its phases' items are many, cheap and even).
+template <class A>
+inline constexpr bool even_items = requires {
+  requires A::kEvenItems;
+};
 /// Whether Ctx is a plain persistent kernel's context (the GPU's Mode::persistent), which runs
 /// the grid-stride baseline without the cooperative loop compiled in.
 template <class Ctx>
@@ -111,8 +119,11 @@ struct Phased : PhasedState<A> {
             // Consecutive phases use consecutive epochs, a resizing barrier between them. The
             // job regrows inside the phase (forks where the loop offers), so a phase begun while
             // a task held most of the device does not run to its end on what was left.
+            const std::uint32_t grain = detail::even_items<A>
+                                            ? share_grain(items, ctx.num_groups(), ctx.local_size())
+                                            : ctx.local_size();
             COOP_FOR_EACH_STRIDED_JOINABLE(
-                ctx, kPhaseJoin, *p.cursor, t.epoch, 0, items, ctx.local_size(),
+                ctx, kPhaseJoin, *p.cursor, t.epoch, 0, items, grain,
                 [&](std::uint64_t first, std::uint64_t end, std::uint64_t stride) {
                   A::visit(t.phase, p.app, t.state, first, end, stride);
                 });
