@@ -518,6 +518,11 @@ TEST(CudaRuntime, IdsBySmFillWholeSmsFromTheTop) {
   constexpr std::uint32_t kWords = 8;
   ManagedArray<std::uint32_t> sm_of_id(8192), task_sms(kWords);
   Managed<std::uint32_t> stop;
+  // The task's kernel is loaded before the job runs: under CUDA_MODULE_LOADING=LAZY its first
+  // use beside the job (the attribute below) loads it then, and the scheduler's request to the
+  // job never reached the device (an H200 run of this suite hung here).
+  cudaFuncAttributes task_attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&task_attr, mark_sm_with_shared), cudaSuccess);
   auto job = rt->launch<SmOfId>({.threads = 256, .ids_by_sm = true}, {sm_of_id.data(), stop.get()});
   const std::uint32_t n = job.max_groups();
   ASSERT_LE(n, 8192u);
