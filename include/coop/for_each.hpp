@@ -105,7 +105,7 @@ enum class ClaimResult { chunk, exhausted, misuse };
 /// `ctx.local_size()`) and at most four times it (and never above the largest claim). Such a loop
 /// is often a few items a thread (a million vertices on 528 workgroups of 256 threads: seven), and
 /// from one item a thread the claims double chunk by chunk, each a broadcast and an atomic: colour
-/// and mis ran 2.1-2.3x their grid-stride kernels, 1.6-1.9x with this grain (H200). Not for uneven
+/// and mis ran 2.0-2.3x their grid-stride kernels, 1.6-1.9x with this grain (H200). Not for uneven
 /// items (a worklist on a skewed graph): a chunk of four long items delays the next offer (bfs on
 /// R-MAT gathered up to 3x slower).
 COOP_HD inline std::uint32_t share_grain(std::uint64_t items, std::uint32_t groups,
