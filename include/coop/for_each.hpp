@@ -276,7 +276,18 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
     // Between chunks the workgroup holds no claimed item here: leaving loses nothing, and
     // workgroups forked here (joinable loops) just claim chunks too.
     if (packed & kOfferBit) {
-      if (ctx.offer_kill(site)) return true;
+      // After a chunk over four intervals (where the claims halve: its items are long) thread 0
+      // votes on the request word loaded now, not on the one it loaded as the chunk began:
+      // that one is as old as the chunk (tens of microseconds in a large BFS level on an R-MAT
+      // graph). After shorter chunks the old word is recent, and the wait cost more than it
+      // saved (a streaming loop's phase 1.16x -> 1.36x plain with the wait after two intervals).
+      if constexpr (requires { ctx.offer_kill_fresh(site, true); }) {
+        const bool fresh =
+            ctx.local_id() == 0 && now_ns() - work_start > 4 * std::uint64_t(interval_ns);
+        if (ctx.offer_kill_fresh(site, fresh)) return true;
+      } else {
+        if (ctx.offer_kill(site)) return true;
+      }
       if (join_site != 0) ctx.request_fork(join_site);
     }
   }

@@ -301,8 +301,17 @@ class Ctx {
   // against 4 workgroups of 256 threads per SM). Out of line, only a call that runs the
   // protocol saves and restores what it clobbers. A light kernel may take a few more (the
   // call's ~40): the game search declares launch bounds to keep its 32.
-  __device__ bool offer_kill(int site = 0) {
+  __device__ bool offer_kill(int site = 0) { return offer_kill_fresh(site, false); }
+  // coop::for_each's offer after a long chunk. With `fresh` (read on thread 0 only), thread 0
+  // reloads the request word as it finishes its part of the chunk and the vote waits for it,
+  // instead of voting on the word it loaded as the chunk began: a request that reached the
+  // device during the chunk is seen at its end, not one chunk later. The wait is thread 0's
+  // alone, while its workgroup's slower warps finish. (Skipping the loads after the vote when
+  // they were fresh cost the yielding p-sssp 4 registers and an occupancy step.)
+  __device__ bool offer_kill_fresh(int site, bool fresh) {
     m_seen_ = 0;
+    if (fresh && threadIdx.x == 0)
+      view_request_ = dev_atomic<std::uint32_t>(a_.state->channel.request).load(order::relaxed);
     const bool any = __syncthreads_or(
         (coop::detail::target_of(view_request_) < coop::detail::active_of(view_word_)) ||
         (a_.flags & coop::detail::flag_adversarial) != 0);
