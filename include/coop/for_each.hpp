@@ -202,6 +202,9 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
   // beside bfs and l-sssp on R-MAT graphs, whose items are uneven: the first claim at half a
   // share, up to 4 grains, took their p50 from 90-220 to 118-637 us on an H200.)
   const std::uint64_t min_size = grain == 0 ? 1 : grain > kMaxClaim ? kMaxClaim : grain;
+  // A chunk longer than this is long: the claims halve, and the offer after it votes on a
+  // request word loaded at its end (below).
+  const std::uint64_t long_chunk_ns = 4 * std::uint64_t(interval_ns);
   std::uint64_t size = min_size;
   std::uint64_t last_offer = 0, work_start = 0;
   bool valid = end <= kLoopEndLimit && begin <= end;
@@ -254,7 +257,7 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
         const std::uint64_t took = now - work_start;  // the last chunk's work, not its claim
         if (took < interval_ns && size * 2 <= kMaxClaim)
           size *= 2;
-        else if (took > 4 * std::uint64_t(interval_ns) && size / 2 >= min_size)
+        else if (took > long_chunk_ns && size / 2 >= min_size)
           size /= 2;
       }
       if (packed != 0) {
@@ -276,14 +279,13 @@ COOP_HD bool run_loop(Ctx& ctx, LoopCursor& cursor, std::uint32_t epoch, std::ui
     // Between chunks the workgroup holds no claimed item here: leaving loses nothing, and
     // workgroups forked here (joinable loops) just claim chunks too.
     if (packed & kOfferBit) {
-      // After a chunk over four intervals (where the claims halve: its items are long) thread 0
-      // votes on the request word loaded now, not on the one it loaded as the chunk began:
-      // that one is as old as the chunk (tens of microseconds in a large BFS level on an R-MAT
-      // graph). After shorter chunks the old word is recent, and the wait cost more than it
-      // saved (a streaming loop's phase 1.16x -> 1.36x plain with the wait after two intervals).
+      // After a long chunk (over four intervals, where the claims halve: its items are long) thread
+      // 0 votes on the request word loaded now, not on the one it loaded as the chunk began: that
+      // one is as old as the chunk (tens of microseconds in a large BFS level on an R-MAT graph).
+      // After shorter chunks the old word is recent, and the wait cost more than it saved (a
+      // streaming loop's phase 1.16x -> 1.36x plain with the wait after two intervals).
       if constexpr (requires { ctx.offer_kill_fresh(site, true); }) {
-        const bool fresh =
-            ctx.local_id() == 0 && now_ns() - work_start > 4 * std::uint64_t(interval_ns);
+        const bool fresh = ctx.local_id() == 0 && now_ns() - work_start > long_chunk_ns;
         if (ctx.offer_kill_fresh(site, fresh)) return true;
       } else {
         if (ctx.offer_kill(site)) return true;
