@@ -1,9 +1,11 @@
 // Can the host's request reach a running persistent kernel without a driver call on its path?
-// (Issue 19: the request's way to the device.) A persistent kernel fills the device (every SM,
-// 4 blocks of 256 threads); one thread of block 0 polls a word in device memory, the others spin
-// or load the memory system (random atomic adds over 1 GiB, as a large R-MAT level does). The
-// host changes the word 150 or 300 times, the writing thread asleep 5 ms between writes where
-// the row says "sleep" (as a periodic task's thread is). Modes:
+// (Issue 19: the request's way to the device.) The harness is ../2026-11-27-request-path/'s
+// probe_request_path.cu, kept whole so that each folder's probe builds alone; the relay modes are
+// new. A persistent kernel fills the device (every SM, 4 blocks of 256 threads); one thread of
+// block 0 polls a word in device memory, the others spin or load the memory system (random atomic
+// adds over 1 GiB, as a large R-MAT level does). The host changes the word 150 or 300 times, the
+// writing thread asleep 5 ms between writes where the row says "sleep" (as a periodic task's thread
+// is). Modes:
 //   memop   a stream memory write on a high-priority stream (coop's path today);
 //   relayw  the GPU's front end relays: a wait on a doorbell in pinned host memory
 //           (cuStreamWaitValue32, GEQ), pre-enqueued one write ahead, then a stream write of a
