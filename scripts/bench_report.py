@@ -396,6 +396,8 @@ def main():
     ap.add_argument("--plots", default="docs/results")
     ap.add_argument("--md", default="docs/results.md")
     ap.add_argument("--notes", help="markdown appended to the report (what is not met and why)")
+    ap.add_argument("--preface", help="markdown placed under the runs' table (e.g. where later "
+                    "measurements of the same experiments are)")
     ap.add_argument("--title", default="coop: the paper's evaluation, reproduced")
     a = ap.parse_args()
     units, runs = load(a.dirs)
@@ -413,6 +415,8 @@ def main():
         md.append(f"| `{r['dir']}` | {r.get('device', '')} | {r.get('backend', '')} | "
                   f"{r.get('date', '')} | {r.get('commit', '')} | `{r.get('command', '')}` |")
     md.append(f"\n{len(units)} units.\n")
+    if a.preface:
+        md.append(a.preface.strip() + "\n")
     table2(units, a.plots, made, md)
     fig5(units, a.plots, made, md)
     fig6(units, a.plots, made, md)
