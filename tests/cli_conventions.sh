@@ -57,8 +57,11 @@ expect 2 "No such file or directory" run bfs --gen usa-w --output "$dir/no-such-
 grep -q "vertices" "$dir/err" && fail "the graph was generated before --output was opened"
 expect 2 "No such file or directory" stress --backend cpu --json-file "$dir/no-such-dir/s.json"
 
-# A task larger than the device: a clean usage error, no crash, no job left running.
+# A task larger than the device: a clean usage error, no crash, no job left running. The demo's
+# job keeps one slot, so a task of every slot, or a device of one, would wait forever.
 expect 2 "coop: --task-groups 9" demo --backend cpu --slots 8 --task-groups 9
+expect 2 "coop: --task-groups 8" demo --backend cpu --slots 8 --task-groups 8
+expect 2 "coop: --slots 1" demo --backend cpu --slots 1
 
 # --json: one JSON document on stdout, whatever the subcommand.
 json_ok() {

@@ -380,7 +380,9 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
       (std::max<std::uint32_t>(o.size ? o.size : (gpu ? 8192 : 512), 128) + 127) / 128 * 128;
   const std::uint32_t depth = gpu ? 2048 : 64;
   const std::uint64_t forever = 1u << 30;  // passes: the halves end by the stop flag
-  const std::uint32_t task_size = o.task_size ? o.task_size : (gpu ? 2048 : 96);
+  // On the CPU a request is sixteen tiles' work (a tile is where the job offers), as on the GPU
+  // it is many offer intervals: smaller, the gather and the threads' start would be most of it.
+  const std::uint32_t task_size = o.task_size ? o.task_size : (gpu ? 2048 : 256);
   Matmul mm(task_size);
   std::vector<StoryHalf> halves;
   double alone_ms = 0;
@@ -395,6 +397,18 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     return bench::percentile(t, 0.5);
+  };
+  // What the two halves are, before they run.
+  auto announce = [&](const char* first, const char* how, const char* caveat) {
+    if (o.json) return;
+    std::printf(
+        "coop demo on %s: a %s in the background; requests (%s, %.2f ms alone) arrive as a "
+        "Poisson stream at %.0f %% of the device's time, served one at a time.\n"
+        "%.0f s of %s (%s), then %.0f s of coop (each request a task that takes workgroups from "
+        "the background job at their next offer and gives them back at its end).%s\n\n",
+        rt.device_name().c_str(), background_desc.c_str(), request_desc.c_str(), alone_ms,
+        100 * o.load, o.seconds, first, how, o.seconds, caveat);
+    std::fflush(stdout);
   };
   if (gpu) {
 #if COOP_DEMO_GPU
@@ -412,6 +426,10 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
     request_desc = std::to_string(task_size) + "^2 cuBLAS SGEMM + copy back";
     background_desc = "persistent TF32 GEMM " + std::to_string(side) + "x" + std::to_string(side) +
                       "x" + std::to_string(depth);
+    announce("stream priority",
+             "the GEMM as a plain persistent kernel, relaunched per product; the requests on the "
+             "highest-priority stream, whose kernels wait for its blocks to end",
+             "");
     {
       bench::PlainBackground bg(g, low, grid);
       StoryBackground b{[&] { return g.done(); }, [&] { return std::uint32_t(grid); },
@@ -444,14 +462,21 @@ int run_story(Runtime& rt, const DemoOptions& o, LaunchConfig cfg) {
     cudaStreamDestroy(low);
 #endif
   } else {
+    // A request takes the whole device but the job's workgroup 0 (which a job keeps, paused while
+    // the task runs), as on the GPU.
     const std::uint32_t task_groups =
-        o.task_groups ? o.task_groups : std::max(1u, rt.capacity() / 2);
+        o.task_groups ? o.task_groups : std::max(1u, rt.capacity() - 1);
     alone_ms = time_alone([&] { mm.run_threads(task_groups); });
     request_desc =
         std::to_string(task_size) + "^2 matmul on " + std::to_string(task_groups) + " threads";
     background_desc = "tiled GEMM " + std::to_string(side) + "x" + std::to_string(side) + "x" +
                       std::to_string(depth) + " on " + std::to_string(rt.capacity()) +
                       " workgroups";
+    announce("no coordination", "the requests on threads of their own beside the GEMM's workgroups",
+             "\nOn the CPU backend the operating system time-slices the request's threads with the "
+             "GEMM's, so in the first half they share the cores evenly; coop gives the request the "
+             "workgroups' slots instead (M falls while it runs). On a GPU the first half is stream "
+             "priority, whose requests wait for the running kernel's blocks to end.");
     for (bool coordinated : {false, true}) {
       examples::PersistentGemmBuffers b(side, side, depth, std::uint32_t(forever), o.seed,
                                         2 * rt.capacity());
@@ -539,9 +564,12 @@ void add_demo_options(CLI::App& app, DemoOptions& d) {
       ->capture_default_str()
       ->check(positive());
   app.add_option("--task-groups", d.task_groups,
-                 "CPU: workgroups per task (0 = N/2; at most the device's capacity)")
+                 "CPU: workgroups per task (0: all but one in the co-location story, N/2 with "
+                 "--kernel; at most the device's capacity)")
       ->capture_default_str();
-  app.add_option("--task-size", d.task_size, "task matmul size (0 = 96 CPU, 2048 GPU)")
+  app.add_option("--task-size", d.task_size,
+                 "task matmul size (0: 2048 on a GPU; on the CPU 256 in the co-location story, 96 "
+                 "with --kernel)")
       ->capture_default_str();
   app.add_option("--seconds", d.seconds, "co-location: seconds per half")
       ->capture_default_str()
@@ -584,11 +612,16 @@ int Demo::run() {
 #endif
   Runtime rt(ro);
   const bool gpu = rt.backend() == Backend::cuda;
-  // On the CPU a task gathers --task-groups slots: more than the device holds can never run.
-  if (!gpu && o.task_groups > rt.capacity())
+  // On the CPU a task gathers --task-groups slots, and the demo's job keeps its workgroup 0's:
+  // a task of every slot could never run.
+  if (!gpu && rt.capacity() < 2)
+    throw usage_error("--slots " + std::to_string(rt.capacity()) +
+                      ": the demo needs at least 2 (the job keeps one, a task takes the others)");
+  if (!gpu && o.task_groups >= rt.capacity())
     throw usage_error("--task-groups " + std::to_string(o.task_groups) +
-                      ": a task can have at most " + std::to_string(rt.capacity()) +
-                      " workgroups here (the CPU backend's slots; see --slots)");
+                      ": a task can have at most " + std::to_string(rt.capacity() - 1) +
+                      " workgroups here (the CPU backend's slots but the one the demo's job keeps; "
+                      "see --slots)");
   LaunchConfig cfg;
   cfg.max_groups = o.groups;
   cfg.threads = o.threads ? o.threads : (gpu ? 256 : 32);
