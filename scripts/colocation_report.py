@@ -202,7 +202,7 @@ BENCH_INTRO = """## The apps as long-running backgrounds: `coop bench --config c
 
 ```sh
 build/cuda/coop bench --config colocate --out colocate        # on a GPU (resumable)
-build/cpu/coop bench --config colocate-quick --out colocate   # the same story at CPU scale
+build/cpu/coop bench --config colocate-quick --out colocate   # the mechanisms at CPU scale
 /usr/bin/python3 scripts/colocation_report.py colocate.json processes.json --bench colocate/results.json
 ```
 

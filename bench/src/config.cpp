@@ -118,7 +118,9 @@ const char* const kColocateConfig = R"({
   }
 })";
 
-// The same story at CPU scale (minutes on the CPU backend).
+// The same mechanisms at CPU scale (a minute on the CPU backend): the harness and its checks
+// without a GPU. The operating system time-slices the CPU backend's threads, so its latencies
+// say little about a GPU's.
 const char* const kColocateQuickConfig = R"({
   "name": "colocate-quick",
   "pairs": [
