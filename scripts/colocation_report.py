@@ -623,40 +623,49 @@ def main():
             + "; ".join(pause_lines)
             + (f" (alone {alone_gpu:.3f} ms)" if alone_gpu else "") + ".\n")
     out.append(f"""
-What bounds coop's latency here: a request waits for the job's workgroups to reach their next
-offer, which comes {interval_text}; then the host learns that they left and launches the
-request's kernels on the freed device (`coop-whole-at-request`: the kernels, enqueued at the
-request, start as the leaving workgroups write the release, with no host step between); the
-job regrows between requests. `coop-whole-between-tiles`
-is the same job offering only between tiles: the difference between the two rows is what the
-offers inside tiles buy. The SLO bound is set from the request alone, run back to back; under
-Poisson arrivals requests queue behind each other even on an idle device (`requests-only`), so
-no mechanism's p99 can be below that row's. `coop-half` asks for half of the job's workgroups.
-The benchmark's job numbers them by SM (`LaunchConfig::ids_by_sm`), so half of them is half of
-the SMs and the request's kernels run on SMs of their own, taking about twice their time alone.
-With ids in launch order (runs of this benchmark before `results/2026-11-25-h100-ids-by-sm/`)
-half of the workgroups was half of every SM, cuBLAS's blocks ran beside the GEMM's remaining
-workgroups, whose warps starve theirs, and a request took seconds (3.1 s p50 at 30 % load on an
-H100, against 1.44 ms by SM in the same visit). At 60 % load half-device requests ask for more
-than half of the device's time and queue without bound: a share suits requests that leave the
-rest of the device busy, not a load that needs it all.
+What bounds coop's latency here:
 
-Read the tails within one run. A p99 over a few hundred requests moves with the host: in twelve
-runs at 30 % load on lent H100s on 2026-11-25 with builds in which the caller of
-`TaskHandle::record()` slept at once (`results/2026-11-25-h100-control-writes/`, visits A and
-E–G, and `results/2026-11-25-h100-barrier-view/`, visits L2–L4 and L6) the requests-only
-floor's p99 ranged 1.2–2.9 ms and coop-whole's 1.6–11.3 ms, its median 0.54–0.89 ms. That
-wait's wake-up cost every request ~30 µs of service time, and every request queued behind it
-paid it again; since the wait spins first (9499111), an A/B in one visit at 30 % gave
-coop-whole 0.55–0.61 ms p50 and 2.7–4.1 ms p99 against 0.66–0.79 and 4.9–10.0 before, the floor
-2.4–2.5 (`results/2026-11-25-h100-process-and-wait/`, M2); in the run above {vs_floor}.
-Checkpoint, exit and relaunch (`interrupt-relaunch`) is about as
-fast on this GEMM (in the runs before the spin its p99 at 30 % was 1.45–2.20 ms against
-coop-whole-at-request's 1.66–3.35; in M2 3.1–3.7 against 2.8–4.1; above
-{ms(at("interrupt-relaunch", 0.3))} against {ms(at("coop-whole-at-request", 0.3))}):
-its tiles park at their next checkpoint within tens of microseconds, so a relaunch costs
-little. coop's edge is where stopping a kernel loses work or state (the apps below: their
-phases and work queues cannot be relaunched for free).
+- **The gather.** A request waits for the job's workgroups to reach their next offer, which
+  comes {interval_text}.
+- **The launch.** Then the host learns that the workgroups left, and launches the request's
+  kernels on the freed device. With `coop-whole-at-request`, the kernels are enqueued at the
+  request and start as the leaving workgroups write the release, with no host step between.
+- **The regrow.** The job grows back between requests.
+- **The offers inside tiles.** `coop-whole-between-tiles` is the same job offering only between
+  tiles: the difference between the two rows is what the offers inside tiles buy.
+- **The floor.** The SLO bound is set from the request alone, run back to back. Under Poisson
+  arrivals, requests queue behind each other even on an idle device (`requests-only`), so no
+  mechanism's p99 can be below that row's.
+- **Half the device.** `coop-half` asks for half of the job's workgroups. The benchmark's job
+  numbers them by SM (`LaunchConfig::ids_by_sm`), so half of them is half of the SMs. The
+  request's kernels run on SMs of their own, taking about twice their time alone.
+  - With ids in launch order (this benchmark's runs before `results/2026-11-25-h100-ids-by-sm/`),
+    half of the workgroups was half of every SM. cuBLAS's blocks ran beside the GEMM's remaining
+    workgroups, whose warps starve theirs, and a request took seconds: 3.1 s p50 at 30 % load on
+    an H100, against 1.44 ms by SM in the same visit.
+  - At 60 % load, half-device requests ask for more than half of the device's time and queue
+    without bound. A share suits requests that leave the rest of the device busy, not a load
+    that needs it all.
+
+Read the tails within one run: a p99 over a few hundred requests moves with the host.
+
+- **Twelve runs at 30 % load** on lent H100s on 2026-11-25
+  (`results/2026-11-25-h100-control-writes/`, visits A and E–G;
+  `results/2026-11-25-h100-barrier-view/`, visits L2–L4 and L6). In those builds the caller of
+  `TaskHandle::record()` slept at once. The requests-only floor's p99 ranged 1.2–2.9 ms, and
+  coop-whole's 1.6–11.3 ms, with its median at 0.54–0.89 ms.
+- **Why.** That wait's wake-up cost every request ~30 µs of service time, and every request
+  queued behind it paid it again.
+- **Since the wait spins first** (9499111), an A/B in one visit at 30 % gave coop-whole
+  0.55–0.61 ms p50 and 2.7–4.1 ms p99, against 0.66–0.79 and 4.9–10.0 before; the floor was
+  2.4–2.5 (`results/2026-11-25-h100-process-and-wait/`, M2). In the run above {vs_floor}.
+- **Checkpoint, exit and relaunch** (`interrupt-relaunch`) is about as fast on this GEMM. Its p99
+  at 30 % was 1.45–2.20 ms against coop-whole-at-request's 1.66–3.35 in the runs before the spin,
+  3.1–3.7 against 2.8–4.1 in M2, and {ms(at("interrupt-relaunch", 0.3))} against
+  {ms(at("coop-whole-at-request", 0.3))} above. Its tiles park at their next checkpoint within
+  tens of microseconds, so a relaunch costs little. coop's edge is where stopping a kernel loses
+  work or state: the apps below, whose phases and work queues cannot be relaunched for free.
+
 {pause_text}""")
     out.append("")
     if a.bench:
