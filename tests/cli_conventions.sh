@@ -63,6 +63,19 @@ expect 2 "coop: --task-groups 9" demo --backend cpu --slots 8 --task-groups 9
 expect 2 "coop: --task-groups 8" demo --backend cpu --slots 8 --task-groups 8
 expect 2 "coop: --slots 1" demo --backend cpu --slots 1
 
+# A graph saved by coop run is read back by coop run and by coop bench (input file:PATH); a bad
+# path or format is a usage error before any unit runs.
+expect 0 "arcs" run bfs --gen grid:16x16 --backend cpu --save-graph "$dir/grid.coopcsr"
+expect 0 "arcs" run bfs --graph "$dir/grid.coopcsr" --backend cpu --validate
+grep -q "validation: ok" "$dir/out" || fail "run --graph of a saved graph: not validated"
+expect 2 "coop: octree does not read a graph" run octree --save-graph "$dir/none.coopcsr"
+printf '{"name": "files", "pairs": [{"name": "bfs/saved", "app": "bfs", "input": "file:%s"}], "overhead": {"reps": 1}}' \
+  "$dir/grid.coopcsr" > "$dir/files.json"
+expect 0 "" bench --backend cpu --config "$dir/files.json" --out "$dir/files-bench"
+grep -q '"input":"file:' "$dir/files-bench/units.jsonl" || fail "bench: the unit does not name its file"
+sed 's#grid.coopcsr#missing.coopcsr#' "$dir/files.json" > "$dir/missing.json"
+expect 2 "no graph file" bench --backend cpu --config "$dir/missing.json" --out "$dir/missing-bench"
+
 # --json: one JSON document on stdout, whatever the subcommand.
 json_ok() {
   local what=$1

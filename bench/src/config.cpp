@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <string_view>
+#include <system_error>
 #include <utility>
 
 #include "coop/apps/apps.hpp"
 #include "coop/bench/experiments.hpp"
+#include "coop/graph/graph.hpp"
 
 namespace coop::bench {
 
@@ -179,6 +183,11 @@ std::vector<std::string> select_pairs(const json& config, const json& which,
 
 }  // namespace
 
+std::string graph_file_of(const std::string& input) {
+  constexpr std::string_view prefix = "file:";
+  return input.starts_with(prefix) ? input.substr(prefix.size()) : std::string();
+}
+
 const json& find_pair(const json& config, const std::string& name) {
   for (const json& p : config["pairs"])
     if (p.value("name", "") == name) return p;
@@ -316,7 +325,21 @@ void check_pairs(const json& config) {
   for (const json& p : config["pairs"]) {
     const std::string name = need_string(p, "name", "a pair");
     const std::string app = need_string(p, "app", "pair " + name);
-    if (apps::find_app(app).needs_graph()) need_string(p, "input", "pair " + name);
+    if (apps::find_app(app).needs_graph()) {
+      const std::string input = need_string(p, "input", "pair " + name);
+      // A file is checked now, so that a wrong path fails before the run, not in its units.
+      if (input.starts_with("file:")) {
+        const std::string path = graph_file_of(input);
+        std::error_code ec;
+        if (path.empty() || !std::filesystem::is_regular_file(path, ec))
+          throw std::invalid_argument("pair " + name + ": no graph file '" + path + "'");
+        try {
+          graph::detect_format(path);
+        } catch (const std::exception& e) {
+          throw std::invalid_argument("pair " + name + ": " + e.what());
+        }
+      }
+    }
     if (!names.insert(name).second)
       throw std::invalid_argument("pair '" + name + "' is named twice");
   }

@@ -13,6 +13,10 @@ namespace coop::bench {
 
 /// The configuration's pair called `name`; throws std::invalid_argument when there is none.
 const json& find_pair(const json& config, const std::string& name);
+/// A pair's graph input names a file as "file:PATH" (any format coop reads: DIMACS, METIS,
+/// Matrix Market, Galois binary, coop's .coopcsr); anything else is a generator preset or spec.
+/// Returns PATH, or "" for a generator.
+std::string graph_file_of(const std::string& input);
 /// A task's workgroups from "1", "N/4", "N/2", "N-1" or "N" (the whole device of n);
 /// throws std::invalid_argument for anything else.
 std::uint32_t resolve_groups(const std::string& spec, std::uint32_t n);

@@ -11,6 +11,14 @@
 
 namespace coop::bench {
 
+namespace {
+// A pair's graph: read from its file, or generated.
+graph::Graph pair_graph(const std::string& input) {
+  if (const std::string path = graph_file_of(input); !path.empty()) return graph::read_graph(path);
+  return graph::generate(input, 1).graph;
+}
+}  // namespace
+
 apps::Input& Runner::State::input(const std::string& pair, const std::string& graph_file) {
   auto& slot = inputs[pair];
   if (slot) return *slot;
@@ -20,8 +28,8 @@ apps::Input& Runner::State::input(const std::string& pair, const std::string& gr
   in->priority =
       p.value("priority", "hashed") == "id" ? apps::Priority::id : apps::Priority::hashed;
   if (apps::find_app(in->app).needs_graph())
-    in->graph = std::make_shared<graph::Graph>(
-        graph_file.empty() ? graph::generate(p["input"], 1).graph : graph::read_binary(graph_file));
+    in->graph = std::make_shared<graph::Graph>(graph_file.empty() ? pair_graph(p["input"])
+                                                                  : graph::read_binary(graph_file));
   in->particles = p.value("particles", in->particles);
   in->depth = p.value("depth", in->depth);
   in->bc_sources = p.value("bc_sources", in->bc_sources);

@@ -44,6 +44,7 @@ struct RunOptions {
   std::uint32_t repeat = 1;
   bool validate = false;
   std::string output;
+  std::string save_graph;  ///< write the graph in coop's binary format here
   bool json = false;
 };
 
@@ -77,6 +78,10 @@ void add_input_options(CLI::App& app, RunOptions& r) {
                      ") or grid:RxC, rmat:S[:EF], uniform:N:M, road:N, circuit:N")
       ->check(parses_with(check_graph_spec));
   app.add_option("--gen-seed", r.gen_seed, "generator seed")->capture_default_str();
+  app.add_option("--save-graph", r.save_graph,
+                 "write the graph (read or generated) in coop's binary format (.coopcsr): "
+                 "--graph reads it back, and a coop bench pair takes it as input file:PATH, "
+                 "without generating it again");
   app.add_option("--source", r.source, "bfs/sssp source vertex (0-based, file order)")
       ->capture_default_str();
   app.add_option("--priority", r.priority, "color/mis vertex ranks: hashed | id (the paper's)")
@@ -127,7 +132,7 @@ void add_run_options(CLI::App& app, RunOptions& r) {
 void check_combination(const RunOptions& o) {
   if (apps::is_graph_app(o.app) && o.graph.empty() == o.gen.empty())
     throw usage_error(o.app + " needs exactly one of --graph FILE and --gen SPEC");
-  if (!apps::is_graph_app(o.app) && (!o.graph.empty() || !o.gen.empty()))
+  if (!apps::is_graph_app(o.app) && (!o.graph.empty() || !o.gen.empty() || !o.save_graph.empty()))
     throw usage_error(o.app + " does not read a graph");
   if (parse_form(o.form) == apps::Form::multi_launch && !apps::has_multi_launch(o.app))
     throw usage_error("--form multi-launch: " + o.app + " has no multi-launch form");
@@ -263,8 +268,10 @@ int Run::run() {
   // Opened before the work so that an unwritable path fails at once, with the OS's reason.
   std::ofstream output;
   if (!o.output.empty()) output = open_output(o.output, "--output");
+  if (!o.save_graph.empty()) open_output(o.save_graph, "--save-graph");
   InputLabel label;
   const apps::Input in = load_input(o, label);
+  if (!o.save_graph.empty()) graph::write_binary(*in.graph, o.save_graph);
 
   RuntimeOptions ro;
   ro.backend = parse_backend(o.backend);
