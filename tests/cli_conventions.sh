@@ -69,6 +69,12 @@ expect 0 "arcs" run bfs --gen grid:16x16 --backend cpu --save-graph "$dir/grid.c
 expect 0 "arcs" run bfs --graph "$dir/grid.coopcsr" --backend cpu --validate
 grep -q "validation: ok" "$dir/out" || fail "run --graph of a saved graph: not validated"
 expect 2 "coop: octree does not read a graph" run octree --save-graph "$dir/none.coopcsr"
+expect 2 "must end in .coopcsr" run bfs --gen grid:4x4 --save-graph "$dir/grid.gr"
+# An output that is the input graph is refused before it is opened (opening would empty it).
+cp "$dir/grid.coopcsr" "$dir/keep.coopcsr"
+expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --output "$dir/keep.coopcsr"
+expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --save-graph "$dir/keep.coopcsr"
+cmp -s "$dir/grid.coopcsr" "$dir/keep.coopcsr" || fail "run: an output over its --graph changed the graph"
 printf '{"name": "files", "pairs": [{"name": "bfs/saved", "app": "bfs", "input": "file:%s"}], "overhead": {"reps": 1}}' \
   "$dir/grid.coopcsr" > "$dir/files.json"
 expect 0 "" bench --backend cpu --config "$dir/files.json" --out "$dir/files-bench"

@@ -1,12 +1,17 @@
 // `coop run <app>`: one of the paper's applications on a graph file or a generated input.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "coop/apps/apps.hpp"
@@ -136,6 +141,16 @@ void check_combination(const RunOptions& o) {
     throw usage_error(o.app + " does not read a graph");
   if (parse_form(o.form) == apps::Form::multi_launch && !apps::has_multi_launch(o.app))
     throw usage_error("--form multi-launch: " + o.app + " has no multi-launch form");
+  if (!o.save_graph.empty() && std::filesystem::path(o.save_graph).extension() != ".coopcsr")
+    throw usage_error("--save-graph " + o.save_graph +
+                      ": the file must end in .coopcsr (coop's binary format, which it writes)");
+  // The outputs are opened before the input is read: one that is the input would empty it.
+  for (const auto& [option, path] :
+       {std::pair{"--output", o.output}, std::pair{"--save-graph", o.save_graph}}) {
+    std::error_code ec;
+    if (!path.empty() && !o.graph.empty() && std::filesystem::equivalent(path, o.graph, ec))
+      throw usage_error(std::string(option) + " " + path + ": that is the input graph (--graph)");
+  }
 }
 
 // The graph (loaded or generated) and the app's other inputs.
@@ -268,7 +283,13 @@ int Run::run() {
   // Opened before the work so that an unwritable path fails at once, with the OS's reason.
   std::ofstream output;
   if (!o.output.empty()) output = open_output(o.output, "--output");
-  if (!o.save_graph.empty()) open_output(o.save_graph, "--save-graph");
+  if (!o.save_graph.empty()) {
+    // Checked without emptying it: an older graph there stays until the new one is written.
+    errno = 0;
+    if (!std::ofstream(o.save_graph, std::ios::binary | std::ios::app))
+      throw usage_error("--save-graph: cannot write '" + o.save_graph +
+                        "': " + (errno ? std::strerror(errno) : "cannot open"));
+  }
   InputLabel label;
   const apps::Input in = load_input(o, label);
   if (!o.save_graph.empty()) graph::write_binary(*in.graph, o.save_graph);
