@@ -75,6 +75,20 @@ cp "$dir/grid.coopcsr" "$dir/keep.coopcsr"
 expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --output "$dir/keep.coopcsr"
 expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --save-graph "$dir/keep.coopcsr"
 cmp -s "$dir/grid.coopcsr" "$dir/keep.coopcsr" || fail "run: an output over its --graph changed the graph"
+expect 2 "that is the --save-graph file" run bfs --gen grid:4x4 --output "$dir/both.coopcsr" \
+  --save-graph "$dir/./both.coopcsr"
+# A malformed graph file is an unreadable input (2), named with its line and reason.
+printf 'p sp 3 5\na 1 2 1\na 2 3 1\n' > "$dir/few-arcs.gr"
+expect 2 "few-arcs.gr:3: the header announces 5 arcs but the file has 2" \
+  run p-sssp --backend cpu --graph "$dir/few-arcs.gr"
+# A misspelt field in a bench configuration is refused, not ignored for its default.
+printf '{"name": "typo", "pairs": [{"name": "a", "app": "bfs", "input": "grid:3x3"}], "overhead": {"repz": 1}}' \
+  > "$dir/typo.json"
+expect 2 "overhead: unknown field 'repz'" bench --backend cpu --config "$dir/typo.json" --list
+# stress with no kill/fork cycles and no tasks has nothing to report as grown.
+timeout 120 "$coop" stress --backend cpu --cycles 0 --tasks 0 --churn-seconds 1 > "$dir/out" 2>&1 ||
+  fail "stress with nothing to do: exit $?"
+grep -q "stress: no problem" "$dir/out" || { fail "stress with nothing to do found a problem"; cat "$dir/out"; }
 printf '{"name": "files", "pairs": [{"name": "bfs/saved", "app": "bfs", "input": "file:%s"}], "overhead": {"reps": 1}}' \
   "$dir/grid.coopcsr" > "$dir/files.json"
 expect 0 "" bench --backend cpu --config "$dir/files.json" --out "$dir/files-bench"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -183,6 +184,21 @@ std::vector<std::string> select_pairs(const json& config, const json& which,
 
 }  // namespace
 
+namespace {
+// Throws std::invalid_argument naming `where` and the field when `j` has a field not in
+// `known`: a misspelt option would otherwise be ignored and its default used.
+void check_fields(const json& j, std::initializer_list<std::string_view> known,
+                  const std::string& where) {
+  if (!j.is_object()) throw std::invalid_argument(where + " must be an object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      throw std::invalid_argument(where + ": unknown field '" + it.key() + "' (" + list + ")");
+    }
+}
+}  // namespace
+
 std::string graph_file_of(const std::string& input) {
   constexpr std::string_view prefix = "file:";
   return input.starts_with(prefix) ? input.substr(prefix.size()) : std::string();
@@ -325,6 +341,11 @@ void check_pairs(const json& config) {
   for (const json& p : config["pairs"]) {
     const std::string name = need_string(p, "name", "a pair");
     const std::string app = need_string(p, "app", "pair " + name);
+    check_fields(
+        p, {"name", "app", "input", "priority", "particles", "depth", "bc_sources", "in_geomean"},
+        "pair " + name);
+    if (!apps::find_app(app).needs_graph() && p.contains("input"))
+      throw std::invalid_argument("pair " + name + ": " + app + " does not read a graph ('input')");
     if (apps::find_app(app).needs_graph()) {
       const std::string input = need_string(p, "input", "pair " + name);
       // A file is checked now, so that a wrong path fails before the run, not in its units.
@@ -352,6 +373,7 @@ void check_pairs(const json& config) {
 
 void plan_overhead(const json& config, std::vector<Unit>& units) {
   const json& o = config["overhead"];
+  check_fields(o, {"pairs", "reps", "shared_carveout", "yield_in_phases"}, "overhead");
   const int reps = o.value("reps", 5);
   if (reps < 1) throw std::invalid_argument("overhead: 'reps' must be at least 1");
   check_carveout(o, "overhead");
@@ -422,6 +444,7 @@ void plan_variant(const json& config, const json& v, const std::vector<std::stri
 
 void plan_multitasking(const json& config, std::vector<Unit>& units) {
   const json& m = config["multitasking"];
+  check_fields(m, {"pairs", "workloads", "variants", "min_periods"}, "multitasking");
   const auto pairs = select_pairs(config, m.value("pairs", json("all")), "multitasking");
   if (!m.contains("workloads") || !m["workloads"].is_array() || !m.contains("variants") ||
       !m["variants"].is_array())
@@ -433,6 +456,8 @@ void plan_multitasking(const json& config, std::vector<Unit>& units) {
 // Per pair, load and mechanism; one arrival seed per load, the same for every mechanism.
 void plan_colocate(const json& config, std::vector<Unit>& units) {
   const json& c = config["colocate"];
+  check_fields(c, {"pairs", "loads", "seconds", "max_seconds", "request", "mechanisms", "seed"},
+               "colocate");
   const auto pairs = select_pairs(config, c.value("pairs", json("all")), "colocate");
   const double seconds = c.contains("seconds") ? need_number(c, "seconds", "colocate") : 4.0;
   const double max_seconds =

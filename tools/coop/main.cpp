@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coop/errors.hpp"
+#include "coop/graph/graph.hpp"
 #include "coop_commit.hpp"
 #include "options.hpp"
 
@@ -30,6 +31,8 @@ int parse_error_exit(CLI::App& app, const CLI::ParseError& e) {
 int exception_exit(const std::exception& e) {
   std::fprintf(stderr, "coop: %s\n", e.what());
   if (dynamic_cast<const std::invalid_argument*>(&e)) return exit_usage;
+  // A malformed input file (a graph's line and reason): the input is unreadable, nothing ran.
+  if (dynamic_cast<const coop::graph::parse_error*>(&e)) return exit_usage;
   return exit_runtime;
 }
 

@@ -151,6 +151,13 @@ void check_combination(const RunOptions& o) {
     if (!path.empty() && !o.graph.empty() && std::filesystem::equivalent(path, o.graph, ec))
       throw usage_error(std::string(option) + " " + path + ": that is the input graph (--graph)");
   }
+  // Both outputs to one file: the result would be written over the saved graph. (Absolute
+  // first: weakly_canonical leaves a relative path to a file not yet made relative.)
+  const auto resolved = [](const std::string& p) {
+    return std::filesystem::weakly_canonical(std::filesystem::absolute(p));
+  };
+  if (!o.output.empty() && !o.save_graph.empty() && resolved(o.output) == resolved(o.save_graph))
+    throw usage_error("--output " + o.output + ": that is the --save-graph file");
 }
 
 // The graph (loaded or generated) and the app's other inputs.

@@ -223,7 +223,8 @@ struct Session {
   ManagedArray<std::uint32_t> hits, stop{1};
   json report;
   std::vector<std::string> problems;
-  Resources warm;  ///< after the first job
+  Resources warm;             ///< after the first job
+  bool warm_sampled = false;  ///< a first churn job ran and `warm` holds its sample
   std::uint64_t churn_cycles = 0;
 
   Session(const StressOptions& opts, Runtime& r, Watchdog& w, std::FILE* l)
@@ -270,7 +271,10 @@ void churn_phase(Session& s) {
                            std::to_string(s.o.seed + jobs - 1) + "): " + bad);
       break;
     }
-    if (jobs == 1) s.warm = sample();
+    if (jobs == 1) {
+      s.warm = sample();
+      s.warm_sampled = true;
+    }
   }
   const double churn_s = std::chrono::duration<double>(clk::now() - t1).count();
   std::fprintf(s.log, "churn: %llu jobs, %llu kills, %llu workgroups forked in %.1f s\n",
@@ -511,7 +515,8 @@ int Stress::run() {
     s.report["device"] = rt.device_name();
     report = std::move(s.report);
     problems = std::move(s.problems);
-    warm = s.warm;
+    // With no churn job (--cycles 0) the end is the only sample taken with the runtime warm.
+    warm = s.warm_sampled ? s.warm : end;
   }
   const Resources after = sample();
   report["resources"] = {{"before_runtime", before.to_json()},
