@@ -70,31 +70,45 @@ expect 0 "arcs" run bfs --graph "$dir/grid.coopcsr" --backend cpu --validate
 grep -q "validation: ok" "$dir/out" || fail "run --graph of a saved graph: not validated"
 expect 2 "coop: octree does not read a graph" run octree --save-graph "$dir/none.coopcsr"
 expect 2 "must end in .coopcsr" run bfs --gen grid:4x4 --save-graph "$dir/grid.gr"
-# An output that is the input graph is refused before it is opened (opening would empty it).
-cp "$dir/grid.coopcsr" "$dir/keep.coopcsr"
-expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --output "$dir/keep.coopcsr"
-expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --save-graph "$dir/keep.coopcsr"
-cmp -s "$dir/grid.coopcsr" "$dir/keep.coopcsr" || fail "run: an output over its --graph changed the graph"
-expect 2 "that is the --save-graph file" run bfs --gen grid:4x4 --output "$dir/both.coopcsr" \
-  --save-graph "$dir/./both.coopcsr"
-# A malformed graph file is an unreadable input (2), named with its line and reason.
-printf 'p sp 3 5\na 1 2 1\na 2 3 1\n' > "$dir/few-arcs.gr"
-expect 2 "few-arcs.gr:3: the header announces 5 arcs but the file has 2" \
-  run p-sssp --backend cpu --graph "$dir/few-arcs.gr"
-# A misspelt field in a bench configuration is refused, not ignored for its default.
-printf '{"name": "typo", "pairs": [{"name": "a", "app": "bfs", "input": "grid:3x3"}], "overhead": {"repz": 1}}' \
-  > "$dir/typo.json"
-expect 2 "overhead: unknown field 'repz'" bench --backend cpu --config "$dir/typo.json" --list
-# stress with no kill/fork cycles and no tasks has nothing to report as grown.
-timeout 120 "$coop" stress --backend cpu --cycles 0 --tasks 0 --churn-seconds 1 > "$dir/out" 2>&1 ||
-  fail "stress with nothing to do: exit $?"
-grep -q "stress: no problem" "$dir/out" || { fail "stress with nothing to do found a problem"; cat "$dir/out"; }
 printf '{"name": "files", "pairs": [{"name": "bfs/saved", "app": "bfs", "input": "file:%s"}], "overhead": {"reps": 1}}' \
   "$dir/grid.coopcsr" > "$dir/files.json"
 expect 0 "" bench --backend cpu --config "$dir/files.json" --out "$dir/files-bench"
 grep -q '"input":"file:' "$dir/files-bench/units.jsonl" || fail "bench: the unit does not name its file"
 sed 's#grid.coopcsr#missing.coopcsr#' "$dir/files.json" > "$dir/missing.json"
 expect 2 "no graph file" bench --backend cpu --config "$dir/missing.json" --out "$dir/missing-bench"
+
+# An output that is the input graph is refused before it is opened (opening would empty it), and
+# so are two outputs to one file.
+cp "$dir/grid.coopcsr" "$dir/keep.coopcsr"
+expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --output "$dir/keep.coopcsr"
+expect 2 "that is the input graph" run bfs --graph "$dir/keep.coopcsr" --save-graph "$dir/keep.coopcsr"
+cmp -s "$dir/grid.coopcsr" "$dir/keep.coopcsr" || fail "run: an output over its --graph changed the graph"
+expect 2 "that is the --save-graph file" run bfs --gen grid:4x4 --output "$dir/both.coopcsr" \
+  --save-graph "$dir/./both.coopcsr"
+
+# A malformed graph file is an unreadable input (2), named with its line and reason.
+printf 'p sp 3 5\na 1 2 1\na 2 3 1\n' > "$dir/few-arcs.gr"
+expect 2 "few-arcs.gr:3: the header announces 5 arcs but the file has 2" \
+  run p-sssp --backend cpu --graph "$dir/few-arcs.gr"
+
+# A misspelt field in a bench configuration is refused, not ignored for its default.
+printf '{"name": "typo", "pairs": [{"name": "a", "app": "bfs", "input": "grid:3x3"}], "overhead": {"repz": 1}}' \
+  > "$dir/typo.json"
+expect 2 "overhead: unknown field 'repz'" bench --backend cpu --config "$dir/typo.json" --list
+
+# Where bench cannot start (a results folder that is a file, a configuration that is a folder,
+# a folder of another configuration): usage errors, before anything runs.
+expect 2 "cannot make the results folder" bench --backend cpu --config "$dir/files.json" \
+  --out "$dir/grid.coopcsr"
+expect 2 "neither a built-in configuration" bench --backend cpu --config "$dir" --list
+sed 's/"reps": 1/"reps": 2/' "$dir/files.json" > "$dir/files2.json"
+expect 2 "holds results of another config" bench --backend cpu --config "$dir/files2.json" \
+  --out "$dir/files-bench"
+
+# stress with no kill/fork cycles and no tasks has nothing to report as grown.
+timeout 120 "$coop" stress --backend cpu --cycles 0 --tasks 0 --churn-seconds 1 > "$dir/out" 2>&1 ||
+  fail "stress with nothing to do: exit $?"
+grep -q "stress: no problem" "$dir/out" || { fail "stress with nothing to do found a problem"; cat "$dir/out"; }
 
 # --json: one JSON document on stdout, whatever the subcommand.
 json_ok() {

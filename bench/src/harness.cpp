@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 
 #include "coop/bench/percentiles.hpp"
 
@@ -37,7 +38,12 @@ Store::Store(fs::path dir, const json& meta, bool fresh) : dir_(std::move(dir)) 
     fs::remove(run);
     fs::remove(units);
   }
-  fs::create_directories(dir_);
+  // Before anything runs: a folder that cannot be made is a usage error, with the OS's reason.
+  std::error_code made;
+  fs::create_directories(dir_, made);
+  if (made || !fs::is_directory(dir_))
+    throw std::invalid_argument("--out " + dir_.string() + ": cannot make the results folder (" +
+                                (made ? made.message() : std::string("not a folder")) + ")");
   if (fs::exists(run)) {
     json old;
     try {
@@ -48,9 +54,9 @@ Store::Store(fs::path dir, const json& meta, bool fresh) : dir_(std::move(dir)) 
     }
     for (const char* field : {"config", "device", "backend"})
       if (old.value(field, json()) != meta.value(field, json()))
-        throw std::runtime_error(dir_.string() + " holds results of another " + field +
-                                 " (see its run.json); use --fresh to replace them or --out to "
-                                 "write elsewhere");
+        throw std::invalid_argument(dir_.string() + " holds results of another " + field +
+                                    " (see its run.json); use --fresh to replace them or --out to "
+                                    "write elsewhere");
   } else {
     std::ofstream(run) << meta.dump(2) << '\n';
   }

@@ -214,7 +214,8 @@ void add_bench_options(CLI::App& app, BenchOptions& b) {
                  "paper | quick | colocate | colocate-quick | a JSON file (default: paper on a "
                  "GPU, quick on the CPU)")
       ->check(parses_with([](const std::string& s) {
-        if (!is_builtin_config(s) && !std::ifstream(s)) throw not_a_config(s);
+        if (!is_builtin_config(s) && !(std::filesystem::is_regular_file(s) && std::ifstream(s)))
+          throw not_a_config(s);
       }));
   app.add_option("--out", b.out, "results folder (default: coop-bench-<config name>)");
   app.add_option("--only", b.only, "experiments: overhead, multitasking, colocate")
