@@ -18,7 +18,7 @@ L=results/2026-11-27-colocation-loads
 /usr/bin/python3 scripts/colocation_report.py "$R/visit-3/colocate.json.gz" "$R/visit-3/processes.json" \
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
-  "$L/visit-1/out-1" "$L/visit-1/out-2" "$L/visit-2/out-3" \
+  "$L/visit-1/out-1" "$L/visit-3/out-2" "$L/visit-2/out-3" \
   --commit 4dbc142 --results "$R" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
