@@ -43,6 +43,8 @@ expect 2 "coop: --apps" fuzz-schedule --apps bfs,nope
 expect 2 "coop: --backend" stress --backend gpu
 expect 2 "coop: --stall-seconds" stress --stall-seconds -1
 expect 2 "coop: --gen" run bfs --gen grid:0x4
+expect 2 "coop: --gen: graph spec 'rmat:40': R-MAT scale" run bfs --gen rmat:40
+expect 2 "coop: --gen" run bfs --gen grid:100000x100000
 expect 2 "coop: --graph" run bfs --graph "$dir/no-such-graph.gr"
 expect 2 "coop: " run octree --gen grid:4x4
 expect 2 "needs a seed" run bfs --gen grid:4x4 --policy adversarial
@@ -76,6 +78,24 @@ expect 0 "" bench --backend cpu --config "$dir/files.json" --out "$dir/files-ben
 grep -q '"input":"file:' "$dir/files-bench/units.jsonl" || fail "bench: the unit does not name its file"
 sed 's#grid.coopcsr#missing.coopcsr#' "$dir/files.json" > "$dir/missing.json"
 expect 2 "no graph file" bench --backend cpu --config "$dir/missing.json" --out "$dir/missing-bench"
+sed "s#$dir/grid.coopcsr#$dir#" "$dir/files.json" > "$dir/folder.json"
+expect 2 "is not a file" bench --backend cpu --config "$dir/folder.json" --list
+: > "$dir/empty.gr"
+sed 's#grid.coopcsr#empty.gr#' "$dir/files.json" > "$dir/empty.json"
+expect 2 "is empty" bench --backend cpu --config "$dir/empty.json" --list
+printf '{"name": "bad-spec", "pairs": [{"name": "a", "app": "bfs", "input": "rmat:40"}], "overhead": {"reps": 1}}' \
+  > "$dir/bad-spec.json"
+expect 2 "pair a: graph spec 'rmat:40'" bench --backend cpu --config "$dir/bad-spec.json" --list
+# A selection that keeps no unit measures nothing: refused, not an empty success.
+expect 2 "--list shows the units" bench --backend cpu --config "$dir/files.json" \
+  --filter no-such-unit --out "$dir/none-bench"
+expect 2 "coop: --seeds" fuzz-schedule --seeds 0
+
+# An option that the app does not read is refused, not ignored.
+expect 2 "coop: --source: color does not read it (only bfs, l-sssp, p-sssp)" \
+  run color --gen grid:4x4 --source 5
+expect 2 "coop: --depth: octree does not read it" run octree --depth 3
+expect 2 "coop: --particles: bfs does not read it" run bfs --gen grid:4x4 --particles 9
 
 # An output that is the input graph is refused before it is opened (opening would empty it), and
 # so are two outputs to one file.

@@ -14,6 +14,7 @@
 
 #include "coop/apps/apps.hpp"
 #include "coop/bench/experiments.hpp"
+#include "coop/graph/generate.hpp"
 #include "coop/graph/graph.hpp"
 
 namespace coop::bench {
@@ -352,11 +353,21 @@ void check_pairs(const json& config) {
       if (input.starts_with("file:")) {
         const std::string path = graph_file_of(input);
         std::error_code ec;
-        if (path.empty() || !std::filesystem::is_regular_file(path, ec))
+        if (path.empty() || !std::filesystem::exists(path, ec))
           throw std::invalid_argument("pair " + name + ": no graph file '" + path + "'");
+        if (!std::filesystem::is_regular_file(path, ec))
+          throw std::invalid_argument("pair " + name + ": '" + path + "' is not a file");
+        if (std::filesystem::file_size(path, ec) == 0)
+          throw std::invalid_argument("pair " + name + ": graph file '" + path + "' is empty");
         try {
           graph::detect_format(path);
         } catch (const std::exception& e) {
+          throw std::invalid_argument("pair " + name + ": " + e.what());
+        }
+      } else {
+        try {  // a generator spec: checked now too, not when its unit runs
+          graph::describe(input);
+        } catch (const std::invalid_argument& e) {
           throw std::invalid_argument("pair " + name + ": " + e.what());
         }
       }

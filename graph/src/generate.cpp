@@ -15,11 +15,27 @@ void both_ways(std::vector<Arc>& arcs, std::uint32_t u, std::uint32_t v, std::ui
   arcs.push_back({v, u, w});
 }
 
+// Each generator's parameter checks, also made when a spec is only described (so that a bad
+// spec is refused as the command line is read, not once generation starts).
+void check_grid(std::uint32_t rows, std::uint32_t cols) {
+  if (rows == 0 || cols == 0 || std::uint64_t(rows) * cols > 0xfffffffeull)
+    throw std::invalid_argument("grid must have 1 to 2^32-2 vertices");
+}
+void check_rmat(std::uint32_t scale, const RmatParams& p) {
+  if (scale == 0 || scale > 31) throw std::invalid_argument("R-MAT scale must be in [1, 31]");
+  if (p.a < 0 || p.b < 0 || p.c < 0 || p.a + p.b + p.c > 1)
+    throw std::invalid_argument("R-MAT probabilities must be >= 0 and a + b + c <= 1");
+  if ((std::uint64_t(1) << scale) * p.edge_factor > 0xffffffffull)
+    throw std::invalid_argument("R-MAT graph has more than 2^32-1 arcs");
+}
+void check_uniform(std::uint32_t n, std::uint64_t m) {
+  if (n == 0 || m > 0xffffffffull) throw std::invalid_argument("uniform graph: n >= 1, m < 2^32");
+}
+
 }  // namespace
 
 Graph grid2d(std::uint32_t rows, std::uint32_t cols) {
-  if (rows == 0 || cols == 0 || std::uint64_t(rows) * cols > 0xfffffffeull)
-    throw std::invalid_argument("grid must have 1 to 2^32-2 vertices");
+  check_grid(rows, cols);
   std::vector<Arc> arcs;
   arcs.reserve(std::size_t(rows) * cols * 4);
   // Each vertex's arcs in the order up, left, right, down: the CSR rows come out sorted.
@@ -35,12 +51,9 @@ Graph grid2d(std::uint32_t rows, std::uint32_t cols) {
 }
 
 Graph rmat(std::uint32_t scale, std::uint64_t seed, const RmatParams& p) {
-  if (scale == 0 || scale > 31) throw std::invalid_argument("R-MAT scale must be in [1, 31]");
-  if (p.a < 0 || p.b < 0 || p.c < 0 || p.a + p.b + p.c > 1)
-    throw std::invalid_argument("R-MAT probabilities must be >= 0 and a + b + c <= 1");
+  check_rmat(scale, p);
   const std::uint32_t n = 1u << scale;
   const std::uint64_t m = std::uint64_t(n) * p.edge_factor;
-  if (m > 0xffffffffull) throw std::invalid_argument("R-MAT graph has more than 2^32-1 arcs");
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::uniform_int_distribution<std::uint32_t> weight(0, p.max_weight);
@@ -59,7 +72,7 @@ Graph rmat(std::uint32_t scale, std::uint64_t seed, const RmatParams& p) {
 }
 
 Graph uniform(std::uint32_t n, std::uint64_t m, std::uint64_t seed, std::uint32_t max_weight) {
-  if (n == 0 || m > 0xffffffffull) throw std::invalid_argument("uniform graph: n >= 1, m < 2^32");
+  check_uniform(n, m);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::uint32_t> vertex(0, n - 1), weight(0, max_weight);
   std::vector<Arc> arcs;
@@ -198,6 +211,7 @@ Plan plan(const std::string& spec, std::uint64_t seed) {
       throw std::invalid_argument("graph spec '" + spec + "': expected grid:ROWSxCOLS");
     const std::uint32_t rows = u32(spec, dims.substr(0, x), "rows");
     const std::uint32_t cols = u32(spec, dims.substr(x + 1), "columns");
+    check_grid(rows, cols);
     return {[rows, cols] { return grid2d(rows, cols); }, "5-point grid", ""};
   }
   if (kind == "rmat") {
@@ -205,12 +219,14 @@ Plan plan(const std::string& spec, std::uint64_t seed) {
     RmatParams p;
     if (parts.size() == 3) p.edge_factor = u32(spec, parts[2], "edge factor");
     const std::uint32_t scale = u32(spec, parts[1], "scale");
+    check_rmat(scale, p);
     return {[scale, seed, p] { return rmat(scale, seed, p); }, "R-MAT (.45/.15/.15/.25)", ""};
   }
   if (kind == "uniform") {
     arity(3, 3, "uniform:N:M");
     const std::uint32_t n = u32(spec, parts[1], "vertex count");
     const std::uint64_t m = number(spec, parts[2], "arc count");
+    check_uniform(n, m);
     return {[n, m, seed] { return uniform(n, m, seed); }, "uniform random (GTgraph-like)", ""};
   }
   if (kind == "road") {

@@ -276,6 +276,10 @@ int Bench::run() {
   }
   const std::vector<bench::Unit> units = select_units(config, o_);
   if (o_.list) return list(units);
+  // A run that would measure nothing is a mistyped selection, not a success.
+  if (units.empty())
+    throw usage_error("no unit of configuration '" + config_name +
+                      "' is selected by --only, --filter and --exclude (--list shows the units)");
   if (!rt) rt = std::make_unique<Runtime>(ro);
   return measure(*rt, config, config_name, units);
 }

@@ -141,7 +141,7 @@ void FuzzSchedule::add_options(CLI::App& app) {
   app.add_option("--apps", o_.apps, "all, or a comma-separated list")
       ->capture_default_str()
       ->check(parses_with([](const std::string& s) { split_apps(s); }));
-  app.add_option("--seeds", o_.seeds, "how many seeds")->capture_default_str();
+  app.add_option("--seeds", o_.seeds, "how many seeds")->capture_default_str()->check(positive());
   app.add_option("--first", o_.first, "the first seed")->capture_default_str();
   add_backend(app, o_.backend);
   add_slots(app, o_.slots);

@@ -51,6 +51,13 @@ struct RunOptions {
   std::string output;
   std::string save_graph;  ///< write the graph in coop's binary format here
   bool json = false;
+  /// Options that only some apps read, with those apps: one given to another app is refused
+  /// rather than ignored (a user who types --source for color expects it to mean something).
+  struct AppSpecific {
+    const CLI::Option* option;
+    std::vector<apps::AppId> apps;
+  };
+  std::vector<AppSpecific> app_specific;
 };
 
 // What the app ran on, as the output names it.
@@ -87,21 +94,38 @@ void add_input_options(CLI::App& app, RunOptions& r) {
                  "write the graph (read or generated) in coop's binary format (.coopcsr): "
                  "--graph reads it back, and a coop bench pair takes it as input file:PATH, "
                  "without generating it again");
-  app.add_option("--source", r.source, "bfs/sssp source vertex (0-based, file order)")
-      ->capture_default_str();
-  app.add_option("--priority", r.priority, "color/mis vertex ranks: hashed | id (the paper's)")
-      ->capture_default_str()
-      ->check(parses_with([](const std::string& s) { parse_priority(s); }));
-  app.add_option("--seed", r.seed, "color/mis rank seed, octree particle seed")
-      ->capture_default_str();
-  app.add_option("--bc-sources", r.bc_sources, "bc: use vertices 0..K-1 as sources (0 = all)")
-      ->capture_default_str();
-  app.add_option("--particles", r.particles, "octree: particles")->capture_default_str();
-  app.add_option("--max-leaf", r.max_leaf, "octree: most particles in a leaf")
-      ->capture_default_str();
-  app.add_option("--max-depth", r.max_depth, "octree: deepest level")->capture_default_str();
-  app.add_option("--moves", r.moves, "game: opening moves, e.g. 3,3,4 (columns 0-6)");
-  app.add_option("--depth", r.depth, "game: look-ahead in plies (1-10)")->capture_default_str();
+  using apps::AppId;
+  const auto only_for = [&r](CLI::Option* opt, std::vector<AppId> for_apps) {
+    r.app_specific.push_back({opt, std::move(for_apps)});
+  };
+  only_for(app.add_option("--source", r.source, "bfs/sssp source vertex (0-based, file order)")
+               ->capture_default_str(),
+           {AppId::bfs, AppId::l_sssp, AppId::p_sssp});
+  only_for(
+      app.add_option("--priority", r.priority, "color/mis vertex ranks: hashed | id (the paper's)")
+          ->capture_default_str()
+          ->check(parses_with([](const std::string& s) { parse_priority(s); })),
+      {AppId::color, AppId::mis});
+  only_for(app.add_option("--seed", r.seed, "color/mis rank seed, octree particle seed")
+               ->capture_default_str(),
+           {AppId::color, AppId::mis, AppId::octree});
+  only_for(
+      app.add_option("--bc-sources", r.bc_sources, "bc: use vertices 0..K-1 as sources (0 = all)")
+          ->capture_default_str(),
+      {AppId::bc});
+  only_for(app.add_option("--particles", r.particles, "octree: particles")->capture_default_str(),
+           {AppId::octree});
+  only_for(app.add_option("--max-leaf", r.max_leaf, "octree: most particles in a leaf")
+               ->capture_default_str(),
+           {AppId::octree});
+  only_for(
+      app.add_option("--max-depth", r.max_depth, "octree: deepest level")->capture_default_str(),
+      {AppId::octree});
+  only_for(app.add_option("--moves", r.moves, "game: opening moves, e.g. 3,3,4 (columns 0-6)"),
+           {AppId::game});
+  only_for(
+      app.add_option("--depth", r.depth, "game: look-ahead in plies (1-10)")->capture_default_str(),
+      {AppId::game});
   app.footer(preset_list());
 }
 
@@ -135,6 +159,16 @@ void add_run_options(CLI::App& app, RunOptions& r) {
 
 // The checks that need more than one option, before anything is loaded or run.
 void check_combination(const RunOptions& o) {
+  const apps::AppInfo& info = apps::find_app(o.app);
+  for (const RunOptions::AppSpecific& a : o.app_specific) {
+    if (a.option->count() == 0 || std::ranges::find(a.apps, info.id) != a.apps.end()) continue;
+    std::string readers;
+    for (apps::AppId id : a.apps)
+      for (const std::string& n : apps::app_names())
+        if (apps::find_app(n).id == id) readers += (readers.empty() ? "" : ", ") + n;
+    throw usage_error(a.option->get_name() + ": " + o.app + " does not read it (only " + readers +
+                      ")");
+  }
   if (apps::is_graph_app(o.app) && o.graph.empty() == o.gen.empty())
     throw usage_error(o.app + " needs exactly one of --graph FILE and --gen SPEC");
   if (!apps::is_graph_app(o.app) && (!o.graph.empty() || !o.gen.empty() || !o.save_graph.empty()))
