@@ -2,6 +2,9 @@
 /// Compiler and target detection shared by every coop header.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+
 /// \def COOP_CUDA_COMPILER
 /// 1 when nvcc compiles this translation unit (a .cu file), else 0.
 /// \def COOP_HD
@@ -61,4 +64,19 @@ namespace coop {
 /// Largest supported max_groups (N): membership counts are packed into 14-bit fields (a GPU
 /// holds a few thousand workgroups at most).
 inline constexpr unsigned kMaxGroupsLimit = 16383;
+
+namespace detail {
+/// Nanoseconds on a monotonic clock: `%globaltimer` on the GPU, steady_clock on the host.
+COOP_HD inline std::uint64_t now_ns() {
+#if COOP_DEVICE_CODE
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+#endif
+}
+}  // namespace detail
 }  // namespace coop

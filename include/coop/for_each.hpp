@@ -25,7 +25,6 @@
 /// barrier.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <utility>
 
@@ -55,19 +54,6 @@ inline constexpr std::uint32_t kOfferIntervalNs = 4000;
 inline constexpr std::uint64_t kLoopEndLimit = 1ull << 39;
 
 namespace detail {
-
-/// Nanoseconds on a monotonic clock: `%globaltimer` on the GPU, steady_clock on the host.
-COOP_HD inline std::uint64_t now_ns() {
-#if COOP_DEVICE_CODE
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-#else
-  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now().time_since_epoch())
-                           .count());
-#endif
-}
 
 inline constexpr unsigned kIndexBits = 40;
 inline constexpr std::uint64_t kIndexMask = (1ull << kIndexBits) - 1;

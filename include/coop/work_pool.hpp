@@ -219,29 +219,66 @@ COOP_HD NextTask next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Ta
 
 /// One turn of a work-stealing loop: next_task, then `work(task)` on every thread, or a pause when
 /// there was no task. Returns false once `done()` said the work is over (leave the loop).
+/// `task_start_ns` is set on thread 0 to when the task began, in the clock's low 32 bits (odd;
+/// 0 when there was no task): one register held across the task, not two.
 template <class Ctx, class Task, class Done, class Work>
-COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Work&& work) {
+COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Work&& work,
+                               std::uint32_t& task_start_ns) {
   Task task{};
   const NextTask found = next_task(ctx, pool, done, task);
+  task_start_ns = 0;
   if (found == NextTask::done) return false;
-  if (found == NextTask::idle)
+  if (found == NextTask::idle) {
     ctx.pause();
-  else
+  } else {
+    if (ctx.local_id() == 0) task_start_ns = std::uint32_t(detail::now_ns()) | 1u;
     work(task);
+  }
   return true;
 }
+template <class Ctx, class Task, class Done, class Work>
+COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Work&& work) {
+  std::uint32_t task_start_ns = 0;
+  return work_on_next_task(ctx, pool, done, work, task_start_ns);
+}
+
+namespace detail {
+/// A task longer than this is long: the offer after it votes on the request word loaded as it
+/// ends. An offer otherwise votes on the word thread 0 loaded at the previous one, as old as the
+/// task, so a request that reached the device during a long task would be seen only after the
+/// next one (visit 2 of results/2026-11-28-steal-gather/: on octree and game the workgroups
+/// wanted at N - 1 took 24-36 us p50 to leave after the first of them saw the request). Two of
+/// for_each's offer intervals (kOfferIntervalNs): the thread's wait for the load is then under
+/// a tenth of the task, and Table 2 did not move.
+inline constexpr std::uint32_t kLongTaskNs = 2 * 4000;
+
+/// The offer at the top of a work-stealing turn, after a task that began at `task_start_ns`
+/// (thread 0's; 0: none).
+template <class Ctx>
+COOP_HD bool offer_after_task(Ctx& ctx, std::uint32_t task_start_ns, int site) {
+  if constexpr (requires { ctx.offer_kill_fresh(site, true); }) {
+    const bool fresh = ctx.local_id() == 0 && task_start_ns != 0 &&
+                       std::uint32_t(detail::now_ns()) - task_start_ns > kLongTaskNs;
+    return ctx.offer_kill_fresh(site, fresh);
+  } else {
+    return ctx.offer_kill(site);
+  }
+}
+}  // namespace detail
 
 /// A whole work-stealing kernel body: at the top of every turn the workgroup offers to leave
-/// (COOP_OFFER_KILL) and takes the workgroups the scheduler grants (COOP_REQUEST_FORK: new
+/// (offer_kill; after a task over kLongTaskNs, on the request word as it is at the task's end)
+/// and takes the workgroups the scheduler grants (COOP_REQUEST_FORK: new
 /// workgroups start there), then works on the next task of `pool` until `all_done()` says the
 /// work is over. `all_done` and `work` are defined before it (they are not resume-point locals).
-#define COOP_WORK_STEALING(ctx, pool, all_done, work)                 \
-  COOP_BEGIN(ctx);                                                    \
-  for (;;) {                                                          \
-    COOP_OFFER_KILL(ctx);                                             \
-    COOP_REQUEST_FORK(ctx);                                           \
-    if (!::coop::work_on_next_task(ctx, pool, all_done, work)) break; \
-  }                                                                   \
+#define COOP_WORK_STEALING(ctx, pool, all_done, work)                                      \
+  std::uint32_t coop_task_start_ns_ = 0;                                                   \
+  COOP_BEGIN(ctx);                                                                         \
+  for (;;) {                                                                               \
+    if (::coop::detail::offer_after_task(ctx, coop_task_start_ns_, __LINE__)) return;      \
+    COOP_REQUEST_FORK(ctx);                                                                \
+    if (!::coop::work_on_next_task(ctx, pool, all_done, work, coop_task_start_ns_)) break; \
+  }                                                                                        \
   COOP_END(ctx)
 
 /// The memory of `pools` pools with `capacity` slots each, visible to the host and every
