@@ -49,6 +49,9 @@ expect 2 "coop: --graph" run bfs --graph "$dir/no-such-graph.gr"
 expect 2 "coop: " run octree --gen grid:4x4
 expect 2 "needs a seed" run bfs --gen grid:4x4 --policy adversarial
 expect 2 "coop: --seeds" fuzz-schedule --seeds -3
+expect 2 "coop: --threads" run bfs --gen usa-w --threads 100000
+grep -q "vertices" "$dir/err" && fail "the graph was generated before --threads was checked"
+expect 2 "coop: --threads" demo --threads 2048
 
 # Checked before any work: the 6-million-vertex preset is never generated (its load line is
 # printed once it is).

@@ -555,7 +555,8 @@ void add_demo_options(CLI::App& app, DemoOptions& d) {
   add_job_shape(app, d.policy, d.barrier, d.groups);
   add_backend(app, d.backend);
   app.add_option("--threads", d.threads, "threads per workgroup (0 = 32 CPU, 256 GPU)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1024u));
   add_slots(app, d.slots);
   app.add_option("--size", d.size, "vertices (bfs) or elements (queue); 0 = default")
       ->capture_default_str();

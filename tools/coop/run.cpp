@@ -142,7 +142,8 @@ void add_run_options(CLI::App& app, RunOptions& r) {
                "GPU: number the job's workgroups by SM, so that tasks get whole SMs (slower for "
                "phases with less work than the grid, see docs/cuda-backend.md)");
   app.add_option("--threads", r.threads, "threads per workgroup (0 = 256 GPU, 8 CPU)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1024u));
   app.add_option("--carveout", r.carveout,
                  "CUDA: percent of each SM's L1/shared memory the job asks to be shared "
                  "(-1 = the driver's choice)")
