@@ -236,6 +236,7 @@ COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done
   }
   return true;
 }
+/// One turn of a work-stealing loop, as above, for a loop that does not need the task's start.
 template <class Ctx, class Task, class Done, class Work>
 COOP_HD bool work_on_next_task(Ctx& ctx, const WorkPool<Task>& pool, Done&& done, Work&& work) {
   std::uint32_t task_start_ns = 0;
