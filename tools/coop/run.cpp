@@ -164,9 +164,9 @@ void check_combination(const RunOptions& o) {
   for (const RunOptions::AppSpecific& a : o.app_specific) {
     if (a.option->count() == 0 || std::ranges::find(a.apps, info.id) != a.apps.end()) continue;
     std::string readers;
-    for (apps::AppId id : a.apps)
-      for (const std::string& n : apps::app_names())
-        if (apps::find_app(n).id == id) readers += (readers.empty() ? "" : ", ") + n;
+    for (apps::AppId id : a.apps)  // all_apps() is in AppId order
+      readers +=
+          (readers.empty() ? "" : ", ") + std::string(apps::all_apps()[std::size_t(id)].name);
     throw usage_error(a.option->get_name() + ": " + o.app + " does not read it (only " + readers +
                       ")");
   }
