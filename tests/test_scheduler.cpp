@@ -173,6 +173,44 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
   s.job_finished(&job);
 }
 
+// A granted task holds its capacity from the grant until its work returns, though its thread
+// starts the work without taking the scheduler's lock: nothing grows into that capacity, a
+// second request waits for it, and the report names it as the running task's.
+TEST(Scheduler, AGrantedTaskHoldsItsCapacityUntilItsWorkReturns) {
+  detail::Scheduler s(8);
+  s.set_preemption(PreemptionPolicy::parse("shrink"));
+  ScriptedJob job;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  report(s, job, 8);
+  auto first = s.request_task(3, 3, 0);
+  EXPECT_EQ(job.target, 5u);
+  EXPECT_FALSE(s.granted(first));
+  report(s, job, 5);  // the kills arrive: the request is whole
+  EXPECT_TRUE(s.granted(first));
+  std::atomic<bool> running{false}, release{false};
+  std::thread task([&] {
+    s.run_requested(first, [&] {
+      running = true;
+      while (!release) std::this_thread::yield();
+    });
+  });
+  while (!running) std::this_thread::yield();
+  const std::string during = s.describe();
+  EXPECT_NE(during.find("running tasks hold 3\n"), std::string::npos) << during;
+  EXPECT_EQ(during.find("request (priority"), std::string::npos) << during;
+  // A second request finds nothing free: it asks the job, which keeps its workgroup 0.
+  auto second = s.request_task(4, 4, 0);
+  EXPECT_EQ(job.target, 1u);
+  report(s, job, 1);
+  EXPECT_TRUE(s.granted(second));
+  s.run_requested(second, [] {});
+  EXPECT_EQ(job.target, 1u) << "the job grew into the running task's capacity";
+  release = true;
+  task.join();
+  EXPECT_EQ(job.target, 8u) << "the job did not get the capacity back after the task";
+  EXPECT_EQ(s.task_records().size(), 2u);
+}
+
 TEST(Scheduler, TaskGathersThenJobRegrows) {
   auto rt = test::make_runtime(8);
   std::uint32_t stop = 0;

@@ -58,12 +58,11 @@ void JobState::record_start(std::uint32_t m0) {
 }
 
 void JobState::record_membership(std::uint32_t m) {
-  {
-    const double now = sched_.now_ms();
-    std::lock_guard lock(mu_);
-    stats_.timeline.push_back({now, m});
-  }
+  // The scheduler first: a task waiting for this change starts before the timeline is written.
+  // (Its time is taken under the lock, so that the timeline's times stay in order.)
   sched_.membership_changed(this);
+  std::lock_guard lock(mu_);
+  stats_.timeline.push_back({sched_.now_ms(), m});
 }
 
 void JobState::set_error(const std::string& what) {

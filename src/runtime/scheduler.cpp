@@ -83,7 +83,7 @@ std::uint32_t Scheduler::occupied(const JobEntry& e) const {
 }
 
 std::int64_t Scheduler::free_locked() const {
-  std::int64_t used = tasks_held_;
+  std::int64_t used = 0;
   for (const auto& w : waiters_) used += w.got;
   for (const auto& e : jobs_) used += occupied(e);
   return std::int64_t(capacity_) - used;
@@ -138,17 +138,34 @@ void Scheduler::set_target(JobEntry& e, std::uint32_t t, bool pause) {
 
 std::uint32_t Scheduler::gather(std::uint32_t units, int priority,
                                 std::unique_lock<std::mutex>& lock, bool deadline) {
-  return await(enqueue(units, priority), lock, deadline);
+  const WaiterRef it = enqueue(units, priority);
+  await(it, lock, deadline);
+  const std::uint32_t got = it->got;
+  waiters_.erase(it);  // the caller's job takes the capacity over
+  return got;
+}
+
+std::uint32_t Scheduler::granted_units() const {
+  std::uint32_t units = 0;
+  for (const auto& w : waiters_)
+    if (w.got == w.need) units += w.got;
+  return units;
+}
+
+bool Scheduler::short_waiter() const {
+  for (const auto& w : waiters_)
+    if (w.got < w.need) return true;
+  return false;
 }
 
 Scheduler::WaiterRef Scheduler::enqueue(std::uint32_t units, int priority) {
-  auto it = waiters_.insert(waiters_.end(), Waiter{units, 0, priority, seq_++});
+  auto it = waiters_.emplace(waiters_.end(), units, priority, seq_++);
   dispatch();
   reclaim();
   return it;
 }
 
-std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool deadline) {
+void Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool deadline, bool spin) {
   const std::uint32_t units = it->need;
   if (deadline && it->got < it->need && gather_report_) {
     // A task that waits for a reserved job waits for that job's end: say so once, at once.
@@ -160,19 +177,10 @@ std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock,
       lock.lock();
     }
   }
-  // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
-  // sleeping thread costs. Without the lock, which the thread reporting the jobs' membership
-  // (the GPU's service thread) needs to hand the capacity over: only dispatch() changes what a
-  // waiter got, and it counts its calls.
-  const auto spin_until = clock::now() + std::chrono::milliseconds(2);
-  while (it->got < it->need && !closed_) {
-    const std::uint64_t seen = dispatches_.load(std::memory_order_acquire);
+  if (spin && it->got < it->need && !closed_) {
     lock.unlock();
-    const bool changed =
-        spin_for(std::max(clock::duration::zero(), spin_until - clock::now()),
-                 [&] { return dispatches_.load(std::memory_order_acquire) != seen; });
+    spin_for_grant(*it);
     lock.lock();
-    if (!changed) break;
   }
   auto ready = [&] {
     if (closed_) return true;
@@ -205,9 +213,14 @@ std::uint32_t Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock,
   }
   cv_.wait(lock, ready);
   refuse_if_closed();
-  std::uint32_t got = it->got;
-  waiters_.erase(it);
-  return got;
+}
+
+bool Scheduler::spin_for_grant(const Waiter& w) {
+  // Spin for a while before sleeping: a gather takes tens of microseconds, about what waking a
+  // sleeping thread costs. Without the lock, which the thread reporting the jobs' membership
+  // (the GPU's service thread) needs to hand the capacity over.
+  return spin_for(std::chrono::milliseconds(2),
+                  [&] { return w.whole.load(std::memory_order_acquire); });
 }
 
 std::string Scheduler::describe_reserved_blockers(std::uint32_t units) const {
@@ -237,7 +250,8 @@ std::string Scheduler::describe_holders(const Waiter& w) const {
   std::snprintf(waited, sizeof waited, "%g", gather_deadline_s_);
   std::string s = std::string("a task waited ") + waited + " s for " + std::to_string(w.need) +
                   " units of capacity and has " + std::to_string(w.got) + ";";
-  if (tasks_held_) s += " running tasks hold " + std::to_string(tasks_held_) + " units;";
+  if (const std::uint32_t held = granted_units())
+    s += " running tasks hold " + std::to_string(held) + " units;";
   int i = 0;
   for (const auto& e : jobs_) {
     s += " job " + std::to_string(i++) + " holds " + std::to_string(occupied(e)) +
@@ -364,10 +378,10 @@ void Scheduler::dispatch() {
     std::uint32_t give = std::uint32_t(std::min<std::int64_t>(free, best->need - best->got));
     best->got += give;
     free -= give;
+    if (best->got == best->need) best->whole.store(true, std::memory_order_release);
   }
-  dispatches_.fetch_add(1, std::memory_order_release);
   cv_.notify_all();
-  if (!waiters_.empty()) return;
+  if (short_waiter()) return;
   // No task waits: preemptions not acted on yet are withdrawn (a job without resizing barriers
   // never suspends; it gave capacity by kills instead and may grow again).
   for (auto& e : jobs_)
@@ -378,7 +392,7 @@ void Scheduler::dispatch() {
   if (free > 0) grow_jobs(free);
   // No task runs either: workgroups paused for one go on, those of jobs grown just now by their
   // new target, the others (at their limit, or nothing free) here.
-  if (tasks_held_ == 0)
+  if (granted_units() == 0)
     for (auto& e : jobs_)
       if (e.paused && !e.cancelled) set_target(e, e.target);
 }
@@ -388,9 +402,10 @@ void Scheduler::grow_jobs(std::int64_t free) {
   // running task leaves, a job would have to grow back by forks, slower than restarting whole),
   // highest priority first: a whole-only job (interruptible kernel) when all of its workgroups
   // fit, a suspended cooperative job with what is free.
+  const bool tasks_run = granted_units() != 0;
   std::vector<JobEntry*> back;
   for (auto& e : jobs_)
-    if (e.preempted && !e.cancelled && (tasks_held_ == 0 || closed_)) back.push_back(&e);
+    if (e.preempted && !e.cancelled && (!tasks_run || closed_)) back.push_back(&e);
   std::stable_sort(back.begin(), back.end(),
                    [](auto* a, auto* b) { return a->priority > b->priority; });
   for (JobEntry* e : back) {
@@ -412,7 +427,7 @@ void Scheduler::grow_jobs(std::int64_t free) {
   // and with it every block of the job. (On an H200, coop bench units with the plain barrier
   // hung with 593 of M = 594 workgroups at a barrier, the 594th forked during a task; the same
   // units finish with this rule.)
-  if (free <= 0 || tasks_held_ > 0) return;
+  if (free <= 0 || tasks_run) return;
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
     if (!e.reserved && !e.suspended && !e.preempting && !e.cancelled &&
@@ -502,9 +517,7 @@ void Scheduler::reclaim() {
   // 0"), but only while the requests can be served without the jobs: by the kills asked and
   // by the tasks that hold or were granted capacity, which end on their own. A request that
   // also waits for a job to end or to suspend would wait for ever on a paused workgroup 0.
-  std::int64_t returning = tasks_held_;
-  for (const auto& w : waiters_)
-    if (w.got == w.need) returning += w.got;
+  const std::int64_t returning = granted_units();
   const bool pause = preemption_.pause_kept && missing <= returning;
   for (JobEntry* e : to_zero) set_target(*e, 1, pause);
   if (!pause)
@@ -539,30 +552,34 @@ bool Scheduler::granted(const TaskTicket& t) const {
 }
 
 TaskRecord Scheduler::run_requested(TaskTicket& t, const std::function<void()>& work) {
-  std::unique_lock lock(mu_);
-  struct EndCall {
+  std::unique_lock lock(mu_, std::defer_lock);
+  struct EndCall {  // destroyed first, with the lock held: every way out takes it
     Scheduler& s;
     ~EndCall() {
       if (--s.calls_ == 0) s.cv_.notify_all();
     }
   } end_call{*this};
   TaskRecord rec = t.record;
-  await(t.waiter, lock, /*deadline=*/true);
-  tasks_held_ += t.units;
-  rec.gathered_ms = now_ms();
-  lock.unlock();
-  rec.start_ms = now_ms();
+  // The grant is awaited without the lock, and the work starts as soon as it is seen: the
+  // capacity stays the waiter's until the work ends, so nothing needs the lock before it (the
+  // thread that made the waiter whole may still hold it).
+  if (!spin_for_grant(*t.waiter)) {
+    lock.lock();
+    await(t.waiter, lock, /*deadline=*/true, /*spin=*/false);
+    lock.unlock();
+  }
+  rec.gathered_ms = rec.start_ms = now_ms();
   try {
     work();
   } catch (...) {
     lock.lock();
-    tasks_held_ -= t.units;
+    waiters_.erase(t.waiter);  // the capacity comes back
     dispatch();
     throw;
   }
   rec.end_ms = now_ms();
   lock.lock();
-  tasks_held_ -= t.units;
+  waiters_.erase(t.waiter);
   records_.push_back(rec);
   dispatch();
   return rec;
@@ -647,10 +664,11 @@ std::string Scheduler::describe() const {
   std::lock_guard lock(mu_);
   std::string s = "scheduler: capacity " + std::to_string(capacity_) + " units, free " +
                   std::to_string(free_locked()) + ", running tasks hold " +
-                  std::to_string(tasks_held_) + (closed_ ? ", closed" : "") + "\n";
+                  std::to_string(granted_units()) + (closed_ ? ", closed" : "") + "\n";
   for (const auto& w : waiters_)
-    s += "  request (priority " + std::to_string(w.priority) + ") has " + std::to_string(w.got) +
-         " of " + std::to_string(w.need) + " units\n";
+    if (w.got < w.need)
+      s += "  request (priority " + std::to_string(w.priority) + ") has " + std::to_string(w.got) +
+           " of " + std::to_string(w.need) + " units\n";
   int i = 0;
   for (const auto& e : jobs_) {
     s += "  job " + std::to_string(i++) + ": N " + std::to_string(e.n) + ", target " +

@@ -115,9 +115,15 @@ class Scheduler {
 
  private:
   struct Waiter {
-    std::uint32_t need, got;  ///< units
+    Waiter(std::uint32_t units, int prio, std::uint64_t order)
+        : need(units), priority(prio), seq(order) {}
+    std::uint32_t need, got = 0;  ///< units
     int priority;
     std::uint64_t seq;
+    /// got == need, set by dispatch() (with release): the task's thread waits on this without
+    /// the lock and starts its work at once (a granted task stays a waiter until its work ends:
+    /// its units are the waiter's `got`).
+    std::atomic<bool> whole{false};
   };
   using WaiterRef = std::list<Waiter>::iterator;
 
@@ -200,7 +206,15 @@ class Scheduler {
   std::uint32_t gather(std::uint32_t units, int priority, std::unique_lock<std::mutex>& lock,
                        bool deadline = false);
   WaiterRef enqueue(std::uint32_t units, int priority);  // under the lock
-  std::uint32_t await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool deadline);
+  /// Until the waiter is whole; it stays in waiters_ (gather() erases it, a task's thread once
+  /// its work has ended). `spin`: spin for it without the lock first.
+  void await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool deadline, bool spin = true);
+  /// Spins (without the lock) for up to 2 ms until `w` is whole; false if it is not.
+  static bool spin_for_grant(const Waiter& w);
+  /// Units held by tasks: the waiters made whole (running, or about to).
+  std::uint32_t granted_units() const;
+  /// Whether a request still misses capacity.
+  bool short_waiter() const;
   std::string describe_holders(const Waiter& w) const;
   /// Why a task of `units` must wait for reserved jobs (they hold all N until they end), or
   /// nothing when the rest of the device could serve it.
@@ -223,9 +237,6 @@ class Scheduler {
   const clock::time_point epoch_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  /// dispatch() calls so far: a waiter spins on this, not on mu_.
-  std::atomic<std::uint64_t> dispatches_{0};
-  std::uint32_t tasks_held_ = 0;  ///< units held by running tasks
   std::list<JobEntry> jobs_;
   std::list<Waiter> waiters_;
   std::uint64_t seq_ = 0;
