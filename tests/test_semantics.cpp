@@ -576,6 +576,91 @@ bool eventually(F&& done, std::chrono::milliseconds limit) {
   return true;
 }
 
+// poll_barrier() is a workgroup barrier that also tells whether the scheduler wants this
+// workgroup (kill: an offer_kill would accept) or more workgroups (fork: a request_fork would add
+// some). Each thread marks its shared slot before the poll and reads its neighbour's after it;
+// a workgroup leaves where the poll says kill and forks where it says fork, so a task gets its
+// workgroups and the job regrows through the polls alone.
+struct PollProbe {
+  struct Params {
+    std::uint32_t* stop;    // nonzero: leave the loop (null: stop after `rounds` rounds in all)
+    std::uint64_t* rounds;  // rounds run, over all workgroups
+    std::uint64_t limit;
+    std::uint32_t* unsynced;  // a thread read its neighbour's mark before the neighbour wrote it
+    std::uint64_t* kills_seen;
+    std::uint64_t* forks_seen;
+  };
+  struct Shared {
+    std::uint32_t mark[64];
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    auto& sh = ctx.shared();
+    COOP_BEGIN(ctx);
+    for (std::uint32_t round = 1;; ++round) {
+      const bool go =
+          ctx.broadcast(ctx.local_id() == 0 &&
+                        (p.stop ? atomic_ref<std::uint32_t>(*p.stop).load() == 0
+                                : atomic_ref<std::uint64_t>(*p.rounds).fetch_add(1) < p.limit));
+      if (!go) break;
+      const std::uint32_t lid = ctx.local_id(), n = ctx.local_size();
+      sh.mark[lid] = round;
+      const Polled want = ctx.poll_barrier();
+      if (sh.mark[(lid + 1) % n] != round) atomic_ref<std::uint32_t>(*p.unsynced).fetch_add(1);
+      ctx.barrier();  // every thread has read its neighbour's mark before the next round's
+      if (want.fork) {
+        if (lid == 0) atomic_ref<std::uint64_t>(*p.forks_seen).fetch_add(1);
+        ctx.request_fork(0);  // new workgroups start at the beginning, with round 1
+      }
+      if (want.kill) {
+        if (lid == 0) atomic_ref<std::uint64_t>(*p.kills_seen).fetch_add(1);
+        COOP_OFFER_KILL(ctx);
+      }
+      ctx.pause();
+    }
+    COOP_END(ctx);
+  }
+};
+
+TEST(Semantics, PollBarrierIsABarrierThatReportsKillsAndForks) {
+  auto rt = test::make_runtime(6);
+  Managed<std::uint32_t> stop, unsynced;
+  Managed<std::uint64_t> rounds, kills_seen, forks_seen;
+  auto job = rt->launch<PollProbe>(
+      {.max_groups = 0, .threads = 2},
+      {stop.get(), rounds.get(), 0, unsynced.get(), kills_seen.get(), forks_seen.get()});
+  ASSERT_EQ(job.active_groups(), job.max_groups());
+  rt->run(3, [&](Task& t) { EXPECT_EQ(t.groups(), 3u); });
+  EXPECT_TRUE(
+      eventually([&] { return job.active_groups() == job.max_groups(); }, std::chrono::seconds(10)))
+      << "the job did not regrow through poll_barrier's forks";
+  atomic_ref<std::uint32_t>(*stop).store(1);
+  job.wait();
+  EXPECT_EQ(*unsynced, 0u) << "poll_barrier did not synchronise the workgroup";
+  EXPECT_EQ(job.stats().kills, 3u);
+  EXPECT_GE(*kills_seen, 3u);
+  EXPECT_GE(*forks_seen, 1u);
+  EXPECT_GE(job.stats().forked_groups, 3u);
+}
+
+TEST(Semantics, PollBarrierUnderAdversarialSchedules) {
+  COOP_SKIP_UNDER_SANITIZER();
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    auto rt = test::make_runtime(6);
+    Managed<std::uint32_t> unsynced;
+    Managed<std::uint64_t> rounds, kills_seen, forks_seen;
+    auto job = rt->launch<PollProbe>(
+        {.max_groups = 6, .threads = 4, .policy = Policy::adversarial(seed)},
+        {nullptr, rounds.get(), 200, unsynced.get(), kills_seen.get(), forks_seen.get()});
+    job.wait();
+    EXPECT_EQ(*unsynced, 0u) << "seed " << seed;
+    // An adversarial schedule says yes to both, so every poll takes both paths.
+    EXPECT_GT(*kills_seen, 0u) << "seed " << seed;
+    EXPECT_GT(*forks_seen, 0u) << "seed " << seed;
+    EXPECT_EQ(*kills_seen, *forks_seen) << "seed " << seed;
+  }
+}
+
 // A task that takes all but workgroup 0 of a job pauses that workgroup at its next offer or
 // resizing barrier until the task ends (PreemptionPolicy::pause_kept); with ",no-pause" it works
 // on beside the task. Afterwards the job goes on and grows back.

@@ -82,6 +82,15 @@ enum class SiteKind : std::uint8_t {
 const char* site_name(SiteKind k);
 }  // namespace detail
 
+/// What ctx.poll_barrier() saw: whether an offer_kill here could accept (`kill`: the scheduler
+/// wants workgroups back and this one is among those it would take) and whether a
+/// request_fork here would add workgroups (`fork`). Both judged from the values the
+/// workgroup's last primitive loaded; under an adversarial policy both are always true.
+struct Polled {
+  bool kill = false;
+  bool fork = false;
+};
+
 /// Kernel K's launch parameters, `K::Params`.
 template <class K>
 using params_t = typename K::Params;

@@ -136,6 +136,13 @@ class Ctx {
                             return protocol().kill_wanted(wg_.id) ? 1u : 0u;
                           }) != 0;)
   }
+  COOP_HD Polled poll_barrier(int site = __builtin_LINE()) {
+    COOP_HOST_BODY(
+        return detail::polled_of(std::uint32_t(collective(detail::SiteKind::query, site, [&] {
+                 auto p = protocol();
+                 return detail::polled_bits(p.kill_wanted(wg_.id), p.fork_wanted());
+               })));)
+  }
   COOP_HD std::uint32_t request_fork(int site = __builtin_LINE()) {
     COOP_HOST_BODY(m_seen_ = 0;
                    return std::uint32_t(collective(detail::SiteKind::request_fork, site, [&] {

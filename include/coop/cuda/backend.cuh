@@ -337,6 +337,24 @@ class Ctx {
     prefetch();
     return any;
   }
+  // kill_requested's and request_fork's checks on one vote, which is also the workgroup's
+  // barrier: a kernel that polls where it synchronises its workgroup anyway (a tiled loop's
+  // barrier) pays no barrier for the poll, only thread 0's test and its next loads. The answer
+  // is broadcast only when there is one.
+  __device__ coop::Polled poll_barrier(int = 0) {
+    m_seen_ = 0;
+    std::uint32_t bits = 0;
+    if (threadIdx.x == 0) {
+      const std::uint32_t target = coop::detail::target_of(view_request_);
+      bits = coop::detail::polled_bits(
+          coop::detail::kill_wanted(id_.get(), view_word_, target, a_.flags),
+          coop::detail::fork_wanted(view_word_, target, a_.flags));
+    }
+    const bool any = __syncthreads_or(bits != 0);
+    prefetch();
+    if (!any) return {};
+    return coop::detail::polled_of(broadcast(bits));
+  }
   __device__ std::uint32_t request_fork(int site = 0) {
     if (a_.flags & (coop::detail::flag_no_resize | coop::detail::flag_no_grow)) return 0;
     m_seen_ = 0;
@@ -594,6 +612,10 @@ class PlainCtx {
   __device__ void barrier(int = 0) { __syncthreads(); }
   __device__ bool offer_kill(int = 0) { return false; }
   __device__ bool kill_requested() { return false; }
+  __device__ coop::Polled poll_barrier(int = 0) {
+    __syncthreads();
+    return {};
+  }
   __device__ std::uint32_t request_fork(int = 0) { return 0; }
   __device__ void global_barrier(int = 0) {
     cooperative_groups::this_grid().sync();

@@ -15,6 +15,7 @@
 
 #include "coop/atomic.hpp"
 #include "coop/config.hpp"
+#include "coop/kernel.hpp"
 
 namespace coop::detail {
 
@@ -124,6 +125,20 @@ COOP_HD constexpr bool kill_wanted(std::uint32_t id, std::uint64_t word, std::ui
   if (flags & flag_any_order) return true;
   const std::uint32_t keep = (flags & flag_kill_zero) ? 0u : 1u;
   return id >= (target > keep ? target : keep);  // batch_kill takes the top ids [floor, M)
+}
+
+/// Whether request_fork could add workgroups, judged from a membership word and a target read
+/// earlier (Ctx's poll_barrier). Adversarial schedules say yes, so that forks happen under test.
+COOP_HD constexpr bool fork_wanted(std::uint64_t word, std::uint32_t target, std::uint32_t flags) {
+  if (flags & (flag_no_resize | flag_no_grow)) return false;
+  return (flags & flag_adversarial) != 0 || target > active_of(word);
+}
+/// poll_barrier's answer packed in one word (bit 0 kill, bit 1 fork), for a broadcast.
+COOP_HD constexpr std::uint32_t polled_bits(bool kill, bool fork) {
+  return (kill ? 1u : 0u) | (fork ? 2u : 0u);
+}
+COOP_HD constexpr Polled polled_of(std::uint32_t bits) {
+  return Polled{(bits & 1u) != 0, (bits & 2u) != 0};
 }
 
 inline constexpr std::uint32_t kIdWords = (kMaxGroupsLimit + 64) / 64;
@@ -281,6 +296,9 @@ class Protocol {
   COOP_HD bool kill_wanted(std::uint32_t id) const {
     return detail::kill_wanted(id, word().load(), target(), flags_);
   }
+
+  /// fork_wanted on fresh values.
+  COOP_HD bool fork_wanted() const { return detail::fork_wanted(word().load(), target(), flags_); }
 
   /// offer_kill by workgroup `id`; true if the workgroup must leave the kernel now.
   COOP_HD bool offer_kill(std::uint32_t id, int site) {
