@@ -57,7 +57,7 @@ build/cuda/coop_bench_colocate --only gemm                                   # t
 ```
 
 The background is the persistent tiled GEMM of `examples/kernels/persistent_gemm.hpp` (tensor
-cores through WMMA, K-slices of A and B brought into shared memory by asynchronous copies while
+cores through `mma.sync` m16n8k8 TF32, K-slices of A and B brought into shared memory by asynchronous copies while
 the previous slice is computed; an offer and a fork request between 128×128 tiles, and an offer every
 `--offer-steps` K-steps of 32 inside a tile, default 4, where a workgroup that is wanted elsewhere
 parks the tile's partial sums for another to finish). Without coop it runs as

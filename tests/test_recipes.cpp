@@ -197,13 +197,14 @@ TEST(PersistentGemmRecipe, InterruptedAndRelaunchedKernelGivesTheExactProduct) {
   b.a.to_device();
   b.b.to_device();
   Managed<std::uint32_t> stop;
-  const PersistentGemm::Params p = b.params(stop.get());
+  PersistentGemm::Params p = b.params(stop.get());
+  p.park_on_stop = true;
   std::mt19937_64 rng(17);
   std::uint32_t launches = 0;
   while (atomic_ref<std::uint64_t>(*b.done).load() < p.total) {
     ASSERT_LT(launches, 100000u);
     atomic_ref<std::uint32_t>(*stop).store(0);
-    persistent_gemm_plain<true><<<8, 256>>>(p);
+    persistent_gemm_plain<><<<8, 256>>>(p);
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));
     atomic_ref<std::uint32_t>(*stop).store(1);

@@ -1,9 +1,9 @@
 // A persistent tiled matrix multiply written as a cooperative kernel: C = A * B (row-major
 // floats), 128 x 128 output tiles claimed one at a time from a shared cursor, optionally over
 // several passes (a long-running background job). On the GPU each tile runs on the tensor cores
-// (WMMA, TF32 inputs, FP32 accumulation) from slices of A and B copied into workgroup-shared
-// memory by asynchronous copies, two slices in flight (the next one loads while the tensor cores
-// work on this one); the CPU backend computes the same tiles in plain FP32.
+// (mma.sync m16n8k8: FP32 inputs read as TF32, FP32 sums) from slices of A and B copied into
+// workgroup-shared memory by asynchronous copies, two slices in flight (the next one loads while
+// the tensor cores work on this one); the CPU backend computes the same tiles in plain FP32.
 //
 // A workgroup offers to leave between tiles and, every `offer_steps` K-steps, inside a tile: when
 // the scheduler wants it back (ctx.kill_requested()), it parks the tile's partial sums in a slot
@@ -33,10 +33,6 @@
 #include "coop/kernel.hpp"
 #include "coop/memory.hpp"
 
-#if COOP_DEVICE_CODE
-#include <mma.h>
-#endif
-
 namespace coop::examples {
 
 #if COOP_DEVICE_CODE
@@ -64,6 +60,29 @@ __device__ inline void wait_copies() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 #endif
 }
+/// The float at a shared-memory address as a TF32 tensor-core operand: its FP32 bits, of which
+/// the tensor cores read sign, exponent and the top 10 mantissa bits (truncation, as fast TF32
+/// GEMMs have it; rounding first, cvt.rna.tf32.f32, is several instructions per operand on
+/// sm_90 and took about half the slice loop's instructions). An explicit shared-space load:
+/// through a generic pointer (as WMMA's fragment loads take) each load costs a 64-bit address and
+/// the generic path's latency. (Volatile: the buffer at an address changes between slices, so
+/// two loads of it must not merge.)
+__device__ inline std::uint32_t tf32_at(std::uint32_t shared_address) {
+  std::uint32_t r;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(r) : "r"(shared_address));
+  return r;
+}
+/// d += a b for one 16 x 8 x 8 TF32 product on the tensor cores. Fragments as the PTX ISA lays
+/// them out for mma.m16n8k8 (g = lane / 4, t = lane % 4): a = A[g][t], A[g+8][t], A[g][t+4],
+/// A[g+8][t+4]; b = B[t][g], B[t+4][g]; d = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1].
+__device__ inline void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4],
+                                const std::uint32_t (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
 }  // namespace gemm_detail
 #endif
 
@@ -72,7 +91,9 @@ struct PersistentGemm {
   static constexpr std::uint32_t kStep = 32;      ///< K per step (the unit of offers and parking)
   static constexpr std::uint32_t kSlice = 16;     ///< K per slice of A and B in shared memory
   static constexpr std::uint32_t kThreads = 256;  ///< the GPU path's warps: 8 of 64 x 32 each
-  static constexpr std::uint32_t kPad = 4;        ///< shared rows padded against bank conflicts
+  /// Shared rows padded against bank conflicts: A's 16 + 4 floats put the 8 rows x 4 columns of
+  /// a fragment load in 32 banks, B's 128 + 8 its 4 rows x 8 columns.
+  static constexpr std::uint32_t kPadA = 4, kPadB = 8;
   static constexpr std::uint32_t kNoSlot = ~0u;
   /// Two workgroups per SM, as the plain kernel has: the GPU kernel's registers stay within 128.
   static constexpr KernelTraits traits{.max_threads = kThreads, .min_groups_per_sm = 2};
@@ -101,6 +122,9 @@ struct PersistentGemm {
     std::uint32_t slot_count = 0;
     std::uint32_t offer_steps = 0;     ///< K-steps between offers inside a tile (0: none)
     std::uint64_t* resumed = nullptr;  ///< counts parked tiles resumed (optional)
+    /// persistent_gemm_plain only: the stop flag also ends tiles in progress (parked at the next
+    /// offer point, resumed by the next launch); otherwise it stops only the claims.
+    bool park_on_stop = false;
   };
   /// What a workgroup holds: a tile, the K already summed, the slot it resumes from (kNoSlot:
   /// a fresh tile).
@@ -113,17 +137,28 @@ struct PersistentGemm {
   /// A's rows and B's columns of the tile, and the work thread 0 claimed for the workgroup. Two,
   /// not more: a kernel's static shared memory stops at 48 KiB (this is 37 KiB).
   struct Shared {
-    alignas(128) float a[2][kTile][kSlice + kPad];  // WMMA loads need 256-bit aligned rows
-    alignas(128) float b[2][kSlice][kTile + kPad];
+    alignas(128) float a[2][kTile][kSlice + kPadA];  // rows of 16-byte copies: 16-byte aligned
+    alignas(128) float b[2][kSlice][kTile + kPadB];
     Work work;
   };
 
   /// A tile's running sums, held by the threads that compute it: on the GPU each warp's 32 x 64
-  /// sub-tile in tensor-core accumulator fragments; on the CPU backend the thread's elements
-  /// (tid, tid + threads, ...) of the row-major tile.
+  /// sub-tile as 2 x 8 tensor-core accumulators of 16 x 8 (mma_tf32's layout); on the CPU backend
+  /// the thread's elements (tid, tid + threads, ...) of the row-major tile.
   struct Sums {
 #if COOP_DEVICE_CODE
-    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float> f[2][4];
+    float v[2][8][4];
+    /// Calls f(i, j, e, offset): accumulator v[i][j][e], e even, and its pair e + 1 sit at
+    /// offset (row * ld + column) of the tile (the warp's rows wr.., columns wc..).
+    template <class F>
+    __device__ static void each_pair(std::uint32_t tid, std::uint32_t ld, F&& f) {
+      const std::uint32_t warp = tid / 32, lane = tid % 32;
+      const std::uint32_t row = (warp / 2) * 32 + lane / 4, col = (warp % 2) * 64 + 2 * (lane % 4);
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 8; ++j)
+          for (int e = 0; e < 4; e += 2)
+            f(i, j, e, std::uint64_t(row + 16 * i + 8 * (e / 2)) * ld + col + 8 * j);
+    }
 #else
     std::vector<float> v;
 #endif
@@ -132,15 +167,11 @@ struct PersistentGemm {
                       std::uint32_t threads) {
 #if COOP_DEVICE_CODE
       (void)threads;
-      const std::uint32_t warp = tid / 32, wr = (warp / 2) * 32, wc = (warp % 2) * 64;
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 4; ++j)
-          if (src)
-            nvcuda::wmma::load_matrix_sync(f[i][j],
-                                           src + std::uint64_t(wr + 16 * i) * ld + wc + 16 * j, ld,
-                                           nvcuda::wmma::mem_row_major);
-          else
-            nvcuda::wmma::fill_fragment(f[i][j], 0.0f);
+      each_pair(tid, ld, [&](int i, int j, int e, std::uint64_t at) {
+        const float2 x = src ? *reinterpret_cast<const float2*>(src + at) : float2{0.0f, 0.0f};
+        v[i][j][e] = x.x;
+        v[i][j][e + 1] = x.y;
+      });
 #else
       v.assign((kTile * kTile - tid + threads - 1) / threads, 0.0f);
       if (src)
@@ -155,11 +186,9 @@ struct PersistentGemm {
                        std::uint32_t threads) const {
 #if COOP_DEVICE_CODE
       (void)threads;
-      const std::uint32_t warp = tid / 32, wr = (warp / 2) * 32, wc = (warp % 2) * 64;
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 4; ++j)
-          nvcuda::wmma::store_matrix_sync(dst + std::uint64_t(wr + 16 * i) * ld + wc + 16 * j,
-                                          f[i][j], ld, nvcuda::wmma::mem_row_major);
+      each_pair(tid, ld, [&](int i, int j, int e, std::uint64_t at) {
+        *reinterpret_cast<float2*>(dst + at) = float2{v[i][j][e], v[i][j][e + 1]};
+      });
 #else
       for (std::size_t i = 0; i < v.size(); ++i) {
         const std::uint32_t e = tid + std::uint32_t(i) * threads;
@@ -205,7 +234,8 @@ struct PersistentGemm {
   /// Adds K-steps [s_begin, s_end) of tile `t` (of a pass) to `sums`, with `threads` threads;
   /// `sync` is a barrier of all of them. Used by the cooperative kernel and by its plain CUDA
   /// twin alike. After each K-step s before s_end it asks `stop_after(s)` (a workgroup-level
-  /// call) and returns s when that says stop; otherwise it returns s_end. One loop for the whole
+  /// call that is also a workgroup barrier: it stands in for the loop's own) and returns s when
+  /// that says stop; otherwise it returns s_end. One loop for the whole
   /// tile: the slice after a stop is already on its way into buffer 0 (`primed` for the call
   /// that resumes there), and between checks nothing waits for it.
   template <class Sync, class Stop>
@@ -216,15 +246,18 @@ struct PersistentGemm {
     const Place at = place(p, t);
     const std::uint32_t row0 = at.row0, col0 = at.col0;
 #if COOP_DEVICE_CODE
-    namespace wmma = nvcuda::wmma;
     using namespace gemm_detail;
-    using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
-    using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
     constexpr std::uint32_t kSlicesPerStep = kStep / kSlice;
-    const std::uint32_t warp = tid / 32;
+    constexpr std::uint32_t kRowA = kSlice + kPadA, kRowB = kTile + kPadB;  // floats per row
+    const std::uint32_t warp = tid / 32, lane = tid % 32, g = lane / 4, q = lane % 4;
     const std::uint32_t wr = (warp / 2) * 32, wc = (warp % 2) * 64;  // warp's 32 x 64 sub-tile
     const std::uint32_t k_first = s_begin * kStep;
     const std::uint32_t slices = (s_end - s_begin) * kSlicesPerStep;
+    // This thread's first operand in each buffer, as a shared-memory address; every other
+    // operand it loads is a constant offset from it.
+    const auto a_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(&sh.a[0][wr + g][q]));
+    const auto b_at = static_cast<std::uint32_t>(__cvta_generic_to_shared(&sh.b[0][q][wc + g]));
+    constexpr std::uint32_t kBufA = kTile * kRowA * 4, kBufB = kSlice * kRowB * 4;  // bytes
     // Copies slice i (A[row0.., k..] 128 x 16 and B[k.., col0..] 16 x 128) into buffer i % 2,
     // 16 bytes per copy, as one group of asynchronous copies. (A K-step is an even number of
     // slices, so the slice after a stop goes to buffer 0, where the resuming call expects it.)
@@ -251,27 +284,26 @@ struct PersistentGemm {
       sync();  // slice i is in shared memory for every thread
       const std::uint32_t buf = i & 1;
       if (warp < 8) {
+        const std::uint32_t a0 = a_at + buf * kBufA, b0 = b_at + buf * kBufB;
         for (std::uint32_t kk = 0; kk < kSlice; kk += 8) {
-          FragA fa[2];
-          FragB fb[4];
-          for (int f = 0; f < 2; ++f) {
-            wmma::load_matrix_sync(fa[f], &sh.a[buf][wr + 16 * f][kk], kSlice + kPad);
-            for (int e = 0; e < fa[f].num_elements; ++e)
-              fa[f].x[e] = wmma::__float_to_tf32(fa[f].x[e]);
-          }
-          for (int j = 0; j < 4; ++j) {
-            wmma::load_matrix_sync(fb[j], &sh.b[buf][kk][wc + 16 * j], kTile + kPad);
-            for (int e = 0; e < fb[j].num_elements; ++e)
-              fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
-          }
+          std::uint32_t fa[2][4], fb[8][2];
+          for (std::uint32_t f = 0; f < 2; ++f)
+            for (std::uint32_t e = 0; e < 4; ++e)
+              fa[f][e] = tf32_at(a0 + 4 * ((16 * f + 8 * (e % 2)) * kRowA + kk + 4 * (e / 2)));
+          for (std::uint32_t j = 0; j < 8; ++j)
+            for (std::uint32_t e = 0; e < 2; ++e)
+              fb[j][e] = tf32_at(b0 + 4 * ((kk + 4 * e) * kRowB + 8 * j));
           for (int f = 0; f < 2; ++f)
-            for (int j = 0; j < 4; ++j) wmma::mma_sync(sums.f[f][j], fa[f], fb[j], sums.f[f][j]);
+            for (int j = 0; j < 8; ++j) mma_tf32(sums.v[f][j], fa[f], fb[j]);
         }
       }
-      sync();  // every warp has read buffer i % 2 before slice i + 2 is copied into it
+      // Every warp has read buffer i % 2 before slice i + 2 is copied into it: a workgroup
+      // barrier, at a K-step's end stop_after's (which may poll the scheduler on it).
       if ((i + 1) % kSlicesPerStep == 0 && i + 1 < slices) {
         const std::uint32_t s = s_begin + (i + 1) / kSlicesPerStep;
         if (stop_after(s)) return s;
+      } else {
+        sync();
       }
     }
     return s_end;
@@ -360,28 +392,31 @@ struct PersistentGemm {
     }
     const std::uint64_t t = w.tile % p.tiles;
     const std::uint32_t steps = p.k / kStep;
-    // Offers every `every` K-steps, and a fork check half-way between two (each check is a vote
-    // on a view thread 0 loaded at the previous one: back to back, the second waits for that
-    // load, an L2 round trip, at every offer). Only a workgroup that the scheduler wants back
-    // stops the tile's loop.
+    // Polls every `every` K-steps, on the slice loop's barrier there (poll_barrier: one vote,
+    // which is that barrier, for both a kill and a fork): a separate vote for each cost the tile
+    // loop 2-4 % at an offer every 4 K-steps. The slice loop only polls: an answer ends it, and
+    // the fork or the leave happens out here, where it does not shape the loop's code.
     const std::uint32_t every = p.offer_steps && p.slot_count ? p.offer_steps : 0;
-    const std::uint32_t fork_at = every / 2;  // 0: the fork check goes with the offer
-    const std::uint32_t first = w.k / kStep;
-    std::uint32_t offer_at = every ? (first / every + 1) * every : steps;  // the next offer's step
+    std::uint32_t poll_at = every ? (w.k / kStep / every + 1) * every : steps;
+    Polled want;
     auto stop_after = [&](std::uint32_t s) {
-      // Capacity came back: new workgroups start at the kernel's beginning (resume point 0) and
-      // take parked tiles or fresh ones, without waiting for this tile to end.
-      if (fork_at && s + every == offer_at + fork_at) ctx.request_fork(0);
-      if (s != offer_at) return false;
-      offer_at += every;
-      if (!fork_at) ctx.request_fork(0);
-      return ctx.kill_requested();
+      if (s != poll_at) {
+        sync();
+        return false;
+      }
+      poll_at += every;
+      want = ctx.poll_barrier();
+      return want.kill || want.fork;
     };
     bool primed = false;  // the next K-step's first slice is on its way to shared memory
-    for (std::uint32_t s = first;;) {
+    for (std::uint32_t s = w.k / kStep;;) {
       s = multiply(p, t, s, steps, sums, sh, tid, threads, sync, stop_after, primed);
       if (s == steps) break;
       primed = true;
+      // Capacity came back: new workgroups start at the kernel's beginning (resume point 0) and
+      // take parked tiles or fresh ones, without waiting for this tile to end.
+      if (want.fork) ctx.request_fork(0);
+      if (!want.kill) continue;
       // Wanted elsewhere: park the sums, then offer. (The slice on its way lands first: a
       // workgroup that leaves must not exit with copies into its shared memory in flight, and
       // one that stays finds it there.)
@@ -418,8 +453,12 @@ struct PersistentGemm {
     auto& sh = ctx.shared();
     COOP_BEGIN(ctx);
     for (;;) {
-      COOP_OFFER_KILL(ctx);    // between tiles: leaving here loses nothing
-      COOP_REQUEST_FORK(ctx);  // joining workgroups start here and claim work too
+      COOP_OFFER_KILL(ctx);  // between tiles: leaving here loses nothing
+      // Joining workgroups start at the kernel's beginning (resume point 0), as those forked
+      // inside a tile do, and claim work too. With one resume point the kernel's loop has one
+      // entry: a fork point here (COOP_REQUEST_FORK) made ptxas compile the loop a second time,
+      // for joining grids, and schedule that copy's tensor-core code worse.
+      ctx.request_fork(0);
       const std::uint32_t got =
           ctx.broadcast(ctx.local_id() == 0 ? take_work(p, sh.work, ctx.group_id()) : 0u);
       if (got == 2) break;
@@ -434,11 +473,13 @@ struct PersistentGemm {
 };
 
 #if COOP_CUDA_COMPILER
-/// What PersistentGemm::run needs of a context, for plain CUDA blocks: `Interruptible` makes the
-/// stop flag a request to leave mid-tile (park the partial sums and exit), as a user would write
-/// a kernel that is stopped and relaunched around urgent work; otherwise nothing asks it to
-/// leave and the parking code folds away.
-template <bool Interruptible>
+/// What PersistentGemm::run needs of a context, for plain CUDA blocks. With `park_on_stop` the
+/// stop flag is a request to leave mid-tile (park the partial sums and exit), as a user would
+/// write a kernel that is stopped and relaunched around urgent work; without it nothing asks a
+/// block to leave, at the cost of a branch on a kernel parameter. (A run-time flag, not a
+/// template parameter: one kernel, so that both uses run the same machine code. Two
+/// instantiations were scheduled differently by ptxas, 10 % apart in the tensor-core loop's
+/// issue cycles.)
 struct PlainGemmBlock {
   const PersistentGemm::Params& p;
   std::uint64_t* scratch;  // a shared-memory word for broadcasts
@@ -446,12 +487,17 @@ struct PlainGemmBlock {
   __device__ std::uint32_t local_size() const { return blockDim.x; }
   __device__ std::uint32_t group_id() const { return blockIdx.x; }
   __device__ void barrier() const { __syncthreads(); }
-  __device__ bool kill_requested() const {
-    if (!Interruptible) return false;
-    return __syncthreads_or(threadIdx.x == 0 && p.stop &&
-                            atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed) != 0);
+  __device__ Polled poll_barrier() const {
+    if (!p.park_on_stop) {
+      __syncthreads();
+      return {};
+    }
+    return {
+        __syncthreads_or(threadIdx.x == 0 && p.stop &&
+                         atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed) != 0) != 0,
+        false};
   }
-  __device__ bool offer_kill() const { return Interruptible; }
+  __device__ bool offer_kill() const { return p.park_on_stop; }
   __device__ std::uint32_t request_fork(int) const { return 0; }
   template <class T>
   __device__ T broadcast(const T& v) const {
@@ -464,15 +510,15 @@ struct PlainGemmBlock {
 
 /// The same tile loop as a plain CUDA kernel, without coop's primitives: what users run today (a
 /// persistent grid of occupancy x SMs blocks of 256 threads, launched once per product). The
-/// baseline of the co-location benchmark and of `coop demo`. `Interruptible`: the stop flag
-/// also ends tiles in progress (their partial sums parked, resumed by the next launch) — the
+/// baseline of the co-location benchmark and of `coop demo`. With `p.park_on_stop` the stop
+/// flag also ends tiles in progress (their partial sums parked, resumed by the next launch): the
 /// checkpoint-exit-relaunch alternative to a cooperative job. (A template, so that every
 /// translation unit may include it.)
-template <bool Interruptible = false>
-__global__ void __launch_bounds__(256) persistent_gemm_plain(PersistentGemm::Params p) {
+template <class = void>
+__global__ void __launch_bounds__(256, 2) persistent_gemm_plain(PersistentGemm::Params p) {
   __shared__ PersistentGemm::Shared sh;
   __shared__ std::uint64_t scratch;
-  const PlainGemmBlock<Interruptible> block{p, &scratch};
+  const PlainGemmBlock block{p, &scratch};
   for (;;) {
     const std::uint32_t got = block.broadcast(
         threadIdx.x == 0 ? PersistentGemm::take_work(p, sh.work, blockIdx.x, false) : 0u);

@@ -176,6 +176,7 @@ class InterruptibleBackground {
  public:
   InterruptibleBackground(DeviceGemm& g, cudaStream_t s, int grid, std::uint64_t passes)
       : g_(g), s_(s), grid_(grid), p_(g.arm(passes)) {
+    p_.park_on_stop = true;
     launch();
   }
   /// Stops the kernel and returns once it has left the device.
@@ -197,7 +198,7 @@ class InterruptibleBackground {
 
  private:
   void launch() {
-    examples::persistent_gemm_plain<true><<<grid_, 256, 0, s_>>>(p_);
+    examples::persistent_gemm_plain<><<<grid_, 256, 0, s_>>>(p_);
     COOP_CUDA_CHECK(cudaGetLastError());
     ++launches_;
   }
