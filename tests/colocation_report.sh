@@ -11,7 +11,7 @@ if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-G=results/2026-11-28-colocation-gemm
+G=results/2026-11-28-gemm-mma-poll/visit-e
 R=results/2026-11-27-out-of-line
 S=results/2026-11-27-steal-scan
 F=results/2026-11-27-fresh-offer
@@ -20,7 +20,7 @@ L=results/2026-11-27-colocation-loads
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
   "$L/visit-1/out-1" "$L/visit-3/out-2" "$L/visit-2/out-3" \
-  --commit 88c178a --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
+  --commit 2542bef --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
   exit 1
