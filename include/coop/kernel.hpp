@@ -82,12 +82,13 @@ enum class SiteKind : std::uint8_t {
 const char* site_name(SiteKind k);
 }  // namespace detail
 
-/// What ctx.poll_barrier() saw: whether an offer_kill here could accept (`kill`: the scheduler
-/// wants workgroups back and this one is among those it would take) and whether a
-/// request_fork here would add workgroups (`fork`). Both judged from the values the
-/// workgroup's last primitive loaded; under an adversarial policy both are always true.
+/// What ctx.poll_barrier() saw, judged from the values the workgroup's last primitive loaded;
+/// under an adversarial policy both are always true.
 struct Polled {
+  /// An offer_kill here could accept: the scheduler wants workgroups back and this one is
+  /// among those it would take.
   bool kill = false;
+  /// A request_fork here would add workgroups.
   bool fork = false;
 };
 
