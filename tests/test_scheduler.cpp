@@ -32,7 +32,46 @@ struct ScriptedJob : detail::JobControl {
   }
   Preemption preemption() const override { return Preemption::suspend; }
   void preempt() override { ++preempts; }
+  // set_target_after: taken when `in_stream_order` is set. As a GPU job's copy from its mirror
+  // of the request, the target waits in `after` until the test says the stream has run
+  // (landed()), and a set_target made meanwhile is what lands.
+  std::atomic<bool> in_stream_order{false};
+  std::atomic<std::uint32_t> after{0}, set_targets{0};
+  bool after_pause = false;
+  CUstream_st* after_stream = nullptr;
+  bool set_target_after(std::uint32_t t, CUstream_st* s) override {
+    if (!in_stream_order) return false;
+    after = t;
+    after_pause = false;
+    after_stream = s;
+    return true;
+  }
+  void landed() {
+    if (after == 0) return;
+    target = after.load();
+    paused = after_pause;
+    after = 0;
+  }
 };
+
+/// Counts set_target calls (the writes the host sends); one made while a target waits in stream
+/// order is also what that target's copy lands.
+struct CountingJob : ScriptedJob {
+  void set_target(std::uint32_t t, bool pause) override {
+    ScriptedJob::set_target(t, pause);
+    ++set_targets;
+    if (after != 0) {
+      after = t;
+      after_pause = pause;
+    }
+  }
+};
+
+/// The task's stream as the scheduler sees it: a handle it passes on and never dereferences.
+CUstream_st* fake_stream() {
+  static int token;
+  return reinterpret_cast<CUstream_st*>(&token);
+}
 
 /// `job` reports M = m to `s`.
 void report(detail::Scheduler& s, ScriptedJob& job, std::uint32_t m) {
@@ -209,6 +248,98 @@ TEST(Scheduler, AGrantedTaskHoldsItsCapacityUntilItsWorkReturns) {
   task.join();
   EXPECT_EQ(job.target, 8u) << "the job did not get the capacity back after the task";
   EXPECT_EQ(s.task_records().size(), 2u);
+}
+
+// The last task standing grows the job back behind its own work (Scheduler::grow_after): the
+// job is asked for its whole size at once, in stream order, and the host sends nothing more
+// at the task's end. The capacity stays the task's until then: nothing else is granted it.
+TEST(Scheduler, TheLastTaskGrowsTheJobBackInStreamOrder) {
+  detail::Scheduler s(8);
+  s.set_preemption(PreemptionPolicy::parse("shrink"));
+  CountingJob job;
+  job.in_stream_order = true;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  report(s, job, 8);
+  auto whole = s.request_task(7, 7, 0);
+  EXPECT_EQ(job.target, 1u);
+  EXPECT_TRUE(job.paused);
+  report(s, job, 1);
+  ASSERT_TRUE(s.granted(whole));
+  const std::uint32_t writes = job.set_targets;
+  s.run_requested(whole, [&] {
+    s.grow_after(whole, fake_stream());
+    EXPECT_EQ(job.after, 8u) << "the job was not grown in stream order";
+    EXPECT_EQ(job.after_stream, fake_stream());
+    EXPECT_EQ(job.target, 1u) << "the host wrote the growth before the task's end";
+    EXPECT_TRUE(job.paused);
+    EXPECT_NE(s.describe().find("free -7"), std::string::npos)
+        << "the task's units were handed out twice:\n"
+        << s.describe();
+    job.landed();
+  });
+  EXPECT_EQ(job.target, 8u);
+  EXPECT_FALSE(job.paused);
+  EXPECT_EQ(job.set_targets, writes) << "the host sent targets beside the growth";
+  report(s, job, 8);
+  // Declined by the backend (the CPU's): the host grows the job at the task's end as before.
+  job.in_stream_order = false;
+  auto again = s.request_task(7, 7, 0);
+  report(s, job, 1);
+  s.run_requested(again, [&] {
+    s.grow_after(again, fake_stream());
+    EXPECT_EQ(job.target, 1u);
+  });
+  EXPECT_EQ(job.target, 8u);
+  s.job_finished(&job);
+}
+
+// A growth in stream order is withdrawn, its target and pause restored, as soon as another
+// request asks for capacity: that request is then served as if the growth had never been made
+// (from the running task's end here, with workgroup 0 still paused), and is never handed the
+// capacity the growth had promised the job. With two tasks running none is made at all.
+TEST(Scheduler, AGrowthInStreamOrderIsWithdrawnWhenAnotherRequestComes) {
+  detail::Scheduler s(8);
+  s.set_preemption(PreemptionPolicy::parse("shrink"));
+  CountingJob job;
+  job.in_stream_order = true;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  report(s, job, 8);
+  auto first = s.request_task(7, 7, 0);
+  report(s, job, 1);
+  std::optional<detail::Scheduler::TaskTicket> second;
+  s.run_requested(first, [&] {
+    s.grow_after(first, fake_stream());
+    ASSERT_EQ(job.after, 8u);
+    second = s.request_task(7, 7, 0);
+    EXPECT_EQ(job.target, 1u) << "the growth was not withdrawn";
+    EXPECT_TRUE(job.paused) << "the withdrawal did not restore the pause";
+    EXPECT_FALSE(s.granted(*second)) << "granted capacity the running task still holds";
+    job.landed();  // the copy lands after the withdrawal: it writes the host's word
+    EXPECT_EQ(job.target, 1u);
+  });
+  EXPECT_TRUE(s.granted(*second)) << "the running task's end did not serve the next request";
+  EXPECT_EQ(job.target, 1u);
+  EXPECT_TRUE(job.paused);
+  s.run_requested(*second, [] {});
+  EXPECT_EQ(job.target, 8u);
+  report(s, job, 8);
+  // Partial tasks: while another runs, the first to finish makes no growth.
+  auto a = s.request_task(3, 3, 0);
+  auto b = s.request_task(3, 3, 0);
+  report(s, job, 2);
+  ASSERT_TRUE(s.granted(a) && s.granted(b));
+  s.run_requested(a, [&] {
+    s.grow_after(a, fake_stream());
+    EXPECT_EQ(job.after, 0u) << "grown in stream order while another task holds capacity";
+  });
+  EXPECT_EQ(job.target, 2u) << "the job grew into the running task's capacity";
+  s.run_requested(b, [&] {
+    s.grow_after(b, fake_stream());
+    EXPECT_EQ(job.after, 8u);
+    job.landed();
+  });
+  EXPECT_EQ(job.target, 8u);
+  s.job_finished(&job);
 }
 
 TEST(Scheduler, TaskGathersThenJobRegrows) {

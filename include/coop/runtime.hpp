@@ -298,8 +298,10 @@ class Runtime {
   };
   TaskSize size_of_run(std::uint32_t groups) const;
   TaskSize size_of_fraction(double fraction) const;
-  /// Runs `work` for a task of `groups` and waits for what it enqueued (CUDA).
-  void run_work(std::uint32_t groups, const std::function<void(Task&)>& work);
+  /// Runs `work` for a task of `groups` and waits for what it enqueued (CUDA), calling
+  /// `enqueued` with the task's stream once the work has returned, before the wait.
+  void run_work(std::uint32_t groups, const std::function<void(Task&)>& work,
+                const std::function<void(CUstream_st*)>& enqueued = {});
   TaskHandle submit_units(TaskSize size, std::function<void(Task&)> work, int priority,
                           TaskLaunch launch);
   /// run / run_fraction for a size.

@@ -64,6 +64,12 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
 }
 
 JobCore::~JobCore() {
+  // A set_target_after copy behind a task still writes into the state: it must have run before
+  // the buffer changes hands (this waits for that task's work, if it has not ended).
+  if (grown_) {
+    cudaEventSynchronize(grown_);
+    cudaEventDestroy(grown_);
+  }
   // The job's grids have returned (it finished or is suspended); their last blocks may still be
   // leaving, and the buffers must not change hands before they have.
   for (auto* s : streams_) {
@@ -133,8 +139,72 @@ void JobCore::stage_release_slot(std::uint32_t slot, std::uint64_t slot_value) {
 
 void JobCore::stage_request(bool suspend) {
   suspend_requested_ = suspend;
-  pending_.push_back(
-      {&state_->channel.request, coop::detail::request_word(target_.load(), suspend), false});
+  const std::uint32_t word = coop::detail::request_word(target_.load(), suspend);
+  mirror_request(word);
+  pending_.push_back({&state_->channel.request, word, false});
+}
+
+std::uint32_t* JobCore::request_mirror() const {
+  static_assert(offsetof(DeviceState, channel) == 0, "the channel opens the device state");
+  return &control_mirror_.as<DeviceState>()->channel.request;
+}
+
+void JobCore::mirror_request(std::uint32_t word) {
+  __atomic_store_n(request_mirror(), word, __ATOMIC_RELEASE);
+  if (!grow_pending_) return;
+  if (cudaEventQuery(grown_) == cudaErrorNotReady)
+    resend_.store(true);  // the copy may read the old word and land after this write
+  else
+    grow_pending_ = false;
+}
+
+namespace {
+bool stream_regrow_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("COOP_CUDA_STREAM_REGROW");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+}  // namespace
+
+bool JobCore::set_target_after(std::uint32_t target, CUstream_st* stream) {
+  if (!stream_regrow_enabled()) return false;
+  std::lock_guard lock(control_mu_);
+  if (grow_pending_ && cudaEventQuery(grown_) == cudaErrorNotReady) return false;
+  grow_pending_ = false;
+  if (!grown_ && cudaEventCreateWithFlags(&grown_, cudaEventDisableTiming) != cudaSuccess) {
+    grown_ = nullptr;
+    return false;
+  }
+  // What was queued before goes first, on the control stream, with the word again if a write
+  // raced the last such copy and the service thread has not sent it yet.
+  if (resend_.exchange(false))
+    pending_.push_back({&state_->channel.request, *request_mirror(), false});
+  flush_control();
+  const std::uint32_t before = target_.load();
+  target_.store(coop::detail::device_target(target, n_, false, flags_));
+  mirror_request(coop::detail::request_word(target_.load(), suspend_requested_));
+  // A copy, not a stream write of the value: it reads the mirror when it runs.
+  if (cudaMemcpyAsync(&state_->channel.request, request_mirror(), sizeof(std::uint32_t),
+                      cudaMemcpyHostToDevice, stream) != cudaSuccess) {
+    target_.store(before);
+    mirror_request(coop::detail::request_word(before, suspend_requested_));
+    return false;
+  }
+  // Recorded after the copy: without it the next set_target_after would not know the copy ran.
+  // A failure here is the context's, which the job's streams report.
+  if (cudaEventRecord(grown_, stream) == cudaSuccess) grow_pending_ = true;
+  return true;
+}
+
+void JobCore::resend_request() {
+  std::lock_guard lock(control_mu_);
+  if (grow_pending_ && cudaEventQuery(grown_) == cudaErrorNotReady) return;
+  grow_pending_ = false;
+  resend_.store(false);
+  pending_.push_back({&state_->channel.request, *request_mirror(), false});
+  flush_control();
 }
 
 void JobCore::set_target(std::uint32_t target, bool pause_kept) {
@@ -189,6 +259,7 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
       host.channel.request = coop::detail::request_word(0, true);
       host.channel.abort = 1;
     }
+    mirror_request(host.channel.request);
     host.outstanding = m0;
     host.packed = 0;  // the start grid's blocks count themselves by SM (pack_ids)
     std::fill(std::begin(host.blocks_on_sm), std::end(host.blocks_on_sm), 0u);
@@ -259,6 +330,7 @@ bool JobCore::service() {
       record_membership(m);
     }
   }
+  if (resend_.load(std::memory_order_relaxed)) resend_request();
   if ((++polls_ & 0x3fff) == 0) check_streams();
   return running_;
 }

@@ -138,7 +138,8 @@ std::string Runtime::device_name() const {
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }
 
-void Runtime::run_work(std::uint32_t groups, const std::function<void(Task&)>& work) {
+void Runtime::run_work(std::uint32_t groups, const std::function<void(Task&)>& work,
+                       const std::function<void(CUstream_st*)>& enqueued) {
 #ifdef COOP_HAVE_CUDA
   if (cuda_) {
     struct Lease {
@@ -149,6 +150,7 @@ void Runtime::run_work(std::uint32_t groups, const std::function<void(Task&)>& w
     Task task(groups, backend(), lease.s);
     try {
       work(task);
+      if (enqueued) enqueued(lease.s);
     } catch (...) {
       // What it enqueued before throwing still runs on its capacity: wait for it first.
       cudaStreamSynchronize(lease.s);
@@ -158,6 +160,7 @@ void Runtime::run_work(std::uint32_t groups, const std::function<void(Task&)>& w
     return;
   }
 #endif
+  (void)enqueued;  // the CPU backend's task has run when work returns
   Task task(groups, backend(), nullptr);
   work(task);
 }
@@ -216,11 +219,13 @@ class EarlyTask {
     }
     cv_.notify_all();
   }
-  // The task thread, once the scheduler grants the task: release it, wait for the work and
-  // what it enqueued; rethrows what the work threw.
-  void finish() {
+  // The task thread, once the scheduler grants the task: release it, wait for the work, call
+  // `enqueued` with the stream if it returned, then wait for what it enqueued; rethrows what
+  // the work threw.
+  void finish(const std::function<void(CUstream_st*)>& enqueued) {
     gate_.open();
     wait_for_work();
+    if (!error_) enqueued(stream_);
     cuda::check(cudaStreamSynchronize(stream_), "running a task");
     if (error_) std::rethrow_exception(error_);
   }
@@ -245,7 +250,7 @@ class EarlyTask {  // never made: tasks launch after the gather without the CUDA
   CUstream_st* stream() const { return nullptr; }
   void enqueue_waits(bool) {}
   void work_returned(std::exception_ptr) {}
-  void finish() {}
+  void finish(const std::function<void(CUstream_st*)>&) {}
 };
 #endif
 }  // namespace detail
@@ -272,7 +277,10 @@ TaskRecord Runtime::run_units(TaskSize size, const std::function<void(Task&)>& w
   // At the request the work runs on this thread and a task thread waits for the grant.
   const TaskLaunch launch = task_launch();
   if (launches_at_request(launch)) return submit_units(size, work, priority, launch).record();
-  return sched_->run_task(size.units, size.groups, priority, [&] { run_work(size.groups, work); });
+  detail::Scheduler::TaskTicket ticket = sched_->request_task(size.units, size.groups, priority);
+  return sched_->run_requested(ticket, [&] {
+    run_work(size.groups, work, [&](CUstream_st* s) { sched_->grow_after(ticket, s); });
+  });
 }
 
 TaskRecord Runtime::run(std::uint32_t groups, const std::function<void(Task&)>& work,
@@ -361,11 +369,13 @@ TaskHandle Runtime::submit_units(TaskSize size, std::function<void(Task&)> work,
           TaskRecord rec;
           std::exception_ptr error;
           try {
+            // Once the work is enqueued, the jobs grow back behind it (Scheduler::grow_after).
+            auto grow = [&](CUstream_st* s) { sched_->grow_after(*ticket, s); };
             rec = sched_->run_requested(*ticket, [&] {
               if (early)
-                early->finish();
+                early->finish(grow);
               else
-                run_work(size.groups, posted_work);
+                run_work(size.groups, posted_work, grow);
             });
           } catch (...) {
             error = std::current_exception();

@@ -133,6 +133,7 @@ void Scheduler::set_target(JobEntry& e, std::uint32_t t, bool pause) {
   if (arming_ && t < e.job->reported_active()) arming_->arm(*e.job, t);
   e.target = t;
   e.paused = pause;
+  e.grown_after = false;  // this target supersedes a growth in stream order
   e.job->set_target(t, pause);
 }
 
@@ -159,6 +160,7 @@ bool Scheduler::short_waiter() const {
 }
 
 Scheduler::WaiterRef Scheduler::enqueue(std::uint32_t units, int priority) {
+  withdraw_growth();  // the capacity is decided again, from the targets before it
   auto it = waiters_.emplace(waiters_.end(), units, priority, seq_++);
   dispatch();
   reclaim();
@@ -428,6 +430,15 @@ void Scheduler::grow_jobs(std::int64_t free) {
   // hung with 593 of M = 594 workgroups at a barrier, the 594th forked during a task; the same
   // units finish with this rule.)
   if (free <= 0 || tasks_run) return;
+  for (JobEntry* e : growable_jobs()) {
+    const std::uint32_t give = growth(*e, free);
+    if (give == 0) continue;
+    set_target(*e, e->target + give);
+    free -= std::int64_t(give) * e->cost;
+  }
+}
+
+std::vector<Scheduler::JobEntry*> Scheduler::growable_jobs() {
   std::vector<JobEntry*> order;
   for (auto& e : jobs_)
     if (!e.reserved && !e.suspended && !e.preempting && !e.cancelled &&
@@ -435,14 +446,50 @@ void Scheduler::grow_jobs(std::int64_t free) {
       order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](auto* a, auto* b) { return a->priority > b->priority; });
-  for (JobEntry* e : order) {
-    std::uint32_t limit = limit_of(*e);
-    if (e->target >= limit) continue;
-    std::uint32_t give = std::uint32_t(std::min<std::int64_t>(free / e->cost, limit - e->target));
-    if (give == 0) continue;
-    set_target(*e, e->target + give);
+  return order;
+}
+
+std::uint32_t Scheduler::growth(const JobEntry& e, std::int64_t free) const {
+  const std::uint32_t limit = limit_of(e);
+  if (e.target >= limit || free <= 0) return 0;
+  return std::uint32_t(std::min<std::int64_t>(free / e.cost, limit - e.target));
+}
+
+void Scheduler::grow_after(const TaskTicket& t, CUstream_st* stream) {
+  std::lock_guard lock(mu_);
+  if (closed_ || stream == nullptr) return;
+  // Only the last task standing: with another request waiting or running, the capacity the task
+  // returns is decided at its end, as always. Preempted jobs are restarted by the host then.
+  for (const auto& w : waiters_)
+    if (&w != &*t.waiter) return;
+  for (const auto& e : jobs_)
+    if (e.preempted || e.preempting) return;
+  // What dispatch() would hand out once this task's units are free: the free capacity counts
+  // the task's units twice until its end (the job's new target and the task's grant), so that
+  // nothing else is granted them meanwhile.
+  std::int64_t free = free_locked() + t.waiter->got;
+  for (JobEntry* e : growable_jobs()) {
+    const std::uint32_t give = growth(*e, free);
+    if (give == 0 && !e->paused) continue;
+    const std::uint32_t before = e->target;
+    const bool paused = e->paused;
+    if (!e->job->set_target_after(before + give, stream)) continue;
+    e->target = before + give;
+    e->paused = false;
+    e->grown_after = true;
+    e->target_before = before;
+    e->paused_before = paused;
     free -= std::int64_t(give) * e->cost;
   }
+}
+
+void Scheduler::withdraw_growth() {
+  for (auto& e : jobs_)
+    if (e.grown_after && !e.cancelled) set_target(e, e.target_before, e.paused_before);
+}
+
+void Scheduler::growth_landed() {
+  for (auto& e : jobs_) e.grown_after = false;
 }
 
 void Scheduler::reclaim() {
@@ -573,12 +620,14 @@ TaskRecord Scheduler::run_requested(TaskTicket& t, const std::function<void()>& 
     work();
   } catch (...) {
     lock.lock();
+    growth_landed();
     waiters_.erase(t.waiter);  // the capacity comes back
     dispatch();
     throw;
   }
   rec.end_ms = now_ms();
   lock.lock();
+  growth_landed();  // the work has run, and with it what grow_after put behind it
   waiters_.erase(t.waiter);
   records_.push_back(rec);
   dispatch();

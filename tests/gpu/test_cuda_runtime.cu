@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -112,6 +113,70 @@ TEST(CudaRuntime, TasksLaunchedAtTheRequestGatherBlocksAndTheJobRegrows) {
   COOP_SKIP_UNDER_SANITIZER();
   tasks_gather_blocks_and_the_job_regrows(128, TaskLaunch::at_request);
   tasks_gather_blocks_and_the_job_regrows(1024, TaskLaunch::at_request);
+}
+
+namespace {
+// Spins for about `ns` nanoseconds of the GPU's clock, then writes `v` to out[0 .. n).
+__global__ void fill_after(float* out, std::uint32_t n, float v, std::uint64_t ns) {
+  std::uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    out[i] = v;
+}
+}  // namespace
+
+// Requests that race the job's regrowth: from three threads at once, of every size, launched
+// at the request and after the gather, each the next one's competitor. A job grown back in
+// stream order behind one task while another request arrives must be withdrawn (and the write
+// racing its copy sent again), never left growing into a task's capacity or waiting for kills
+// nobody asked: every task's kernel runs and writes its value, nothing hangs (ctest TIMEOUT),
+// and the job is back at N at the end with as many forks as kills.
+TEST(CudaRuntime, RequestsRacingTheJobsRegrowthAllRunAndTheJobEndsAtN) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(0);
+  ASSERT_EQ(rt->backend(), Backend::cuda);
+  cudaFuncAttributes attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attr, fill_after), cudaSuccess);
+  Managed<std::uint32_t> stop;
+  auto job = rt->launch<Spinner>({.threads = 128}, {stop.get()});
+  const std::uint32_t n = job.max_groups();
+  ASSERT_GT(n, 8u);
+  constexpr int kThreads = 3, kTasks = 150;
+  constexpr std::uint32_t kCells = 4096;
+  ManagedArray<float> out(std::size_t(kThreads) * kCells);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int th = 0; th < kThreads; ++th)
+    threads.emplace_back([&, th] {
+      std::uint64_t x = 0x9e3779b97f4a7c15ull * std::uint64_t(th + 1);
+      float* mine = out.data() + std::size_t(th) * kCells;
+      for (int i = 0; i < kTasks; ++i) {
+        x = detail::mix64(x);
+        const std::uint32_t sizes[] = {1u, n / 4, n / 2, n - 1};
+        const std::uint32_t k = sizes[x % 4];
+        const TaskLaunch launch = (x >> 8) % 2 ? TaskLaunch::at_request : TaskLaunch::after_gather;
+        const std::uint64_t ns = 20000 + (x >> 16) % 200000;  // 20-220 us
+        const float v = float(th * 1000 + i);
+        TaskHandle h = rt->submit(
+            k, [&](Task& t) { fill_after<<<k, 128, 0, t.stream()>>>(mine, kCells, v, ns); }, 0,
+            launch);
+        h.wait();
+        if (mine[0] != v || mine[kCells - 1] != v) ++wrong;
+        if (x % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(x % 300));
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong, 0) << "a task's kernel did not run or ran before its work was enqueued";
+  EXPECT_TRUE(wait_until([&] { return job.active_groups() == n; }))
+      << "the job did not regrow (M=" << job.active_groups() << " of " << n << ")\n"
+      << rt->describe();
+  atomic_ref<std::uint32_t>(*stop).store(1);
+  job.wait();
+  const JobStats s = job.stats();
+  EXPECT_EQ(s.kills, s.forked_groups);
+  EXPECT_EQ(rt->task_records().size(), std::size_t(kThreads * kTasks));
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include "coop/policy.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
+struct CUevent_st;   // cudaEvent_t is CUevent_st*
 
 namespace coop::cuda {
 
@@ -34,6 +35,10 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
 
   std::uint32_t reported_active() const override { return reported_.load(); }
   void set_target(std::uint32_t target, bool pause_kept) override;
+  /// The request word for `target`, copied from the pinned mirror of the request on `stream`
+  /// after its work: the copy reads the mirror when it runs, so a set_target made meanwhile is
+  /// what it writes. Off with COOP_CUDA_STREAM_REGROW=0.
+  bool set_target_after(std::uint32_t target, CUstream_st* stream) override;
   std::string describe() const override;
   coop::detail::Membership membership() const override;
 
@@ -107,11 +112,24 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   void stage_release_slot(std::uint32_t slot, std::uint64_t slot_value);
   /// Queues the request word for the target in target_ and `suspend` (control_mu_ held).
   void stage_request(bool suspend);
+  /// The request word as the host wants it now, in pinned memory (the control mirror's).
+  std::uint32_t* request_mirror() const;
+  /// Sets the mirror (control_mu_ held). A set_target_after copy may still read it; if that
+  /// copy could also land after this write, the word is sent again once it has run.
+  void mirror_request(std::uint32_t word);
+  /// Service thread: sends the request word again once a set_target_after copy has run that a
+  /// later write may have raced with.
+  void resend_request();
   std::mutex control_mu_;
   bool suspend_requested_ = false;  // control_mu_ held: the suspend bit the device was sent
   std::vector<ValueWrite> pending_;
   CachedBuffer control_mirror_;  // pinned, the state's layout: staging where copies stand in
   std::uint64_t release_armed_[cuda::detail::kReleaseSlots] = {};  // what each slot holds
+  // set_target_after's copy: recorded after it on the task's stream; pending until it has run
+  // (control_mu_ held), and whether a write made meanwhile must be sent again then.
+  CUevent_st* grown_ = nullptr;
+  bool grow_pending_ = false;
+  std::atomic<bool> resend_{false};
   std::uint32_t release_next_ = 0;
   std::vector<CUstream_st*> streams_;
   std::uint32_t consumed_ = 0;

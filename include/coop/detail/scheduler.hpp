@@ -25,6 +25,8 @@
 #include "coop/policy.hpp"
 #include "coop/stats.hpp"
 
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
 namespace coop::detail {
 
 /// The scheduler's handle on one running cooperative job.
@@ -37,6 +39,15 @@ class JobControl {
   /// (with target 1): workgroup 0, once alone, pauses at its offers and resizing barriers until
   /// the next set_target (protocol's device_target).
   virtual void set_target(std::uint32_t target, bool pause_kept) = 0;
+  /// set_target(target, false) in stream order: the job sees the target once the work enqueued
+  /// on `stream` so far has run (a task's), not when the host learns that it has. A later
+  /// set_target still wins, whenever either reaches the device. False if the backend cannot (the
+  /// CPU backend; another such target still on its way): the target is then unchanged.
+  virtual bool set_target_after(std::uint32_t target, CUstream_st* stream) {
+    (void)target;
+    (void)stream;
+    return false;
+  }
 
   /// How the scheduler may take the job's capacity besides kills.
   enum class Preemption : std::uint8_t {
@@ -144,6 +155,13 @@ class Scheduler {
   TaskRecord run_requested(TaskTicket& ticket, const std::function<void()>& work);
   /// Withdraws a request that will not be run (its capacity goes back).
   void drop_requested(TaskTicket& ticket);
+  /// The ticket's task has enqueued all its work on `stream` (a backend stream) and holds its
+  /// capacity: when no other request waits or runs, the jobs are grown now to what they would
+  /// get at the task's end, in stream order behind its work (JobControl::set_target_after), so
+  /// that they regrow as the task's last kernel ends instead of once the host has seen it end.
+  /// Such a growth is withdrawn (the targets restored) as soon as anything else asks for
+  /// capacity, before it is served.
+  void grow_after(const TaskTicket& ticket, CUstream_st* stream);
   std::vector<TaskRecord> task_records() const;
   /// The most units a task asking for `wanted` units can gather now: all but workgroup 0 of
   /// each running job that gives capacity by kills, all of a job the preemption policy would
@@ -188,7 +206,12 @@ class Scheduler {
     bool preempted = false;   ///< suspended by the scheduler: restarted when capacity frees
     bool cancelled = false;   ///< stopping early: never grown, preempted or restarted again
     bool paused = false;      ///< shrunk to workgroup 0 for a task, which it pauses for
-    std::uint32_t full = 0;   ///< units held at M = N (>= n * cost)
+    /// Grown by grow_after, in stream order behind a running task; target_before and
+    /// paused_before are what a withdrawal restores.
+    bool grown_after = false;
+    bool paused_before = false;
+    std::uint32_t target_before = 0;
+    std::uint32_t full = 0;  ///< units held at M = N (>= n * cost)
   };
   JobEntry* find(JobControl* job);
   std::uint32_t occupied(const JobEntry& e) const;  // units
@@ -222,6 +245,14 @@ class Scheduler {
   void dispatch();  // hand free capacity to waiting tasks, then to jobs that can grow
   /// dispatch()'s second half, once no task waits: restarts preempted jobs and grows jobs.
   void grow_jobs(std::int64_t free);
+  /// Jobs that may grow into free capacity, highest priority first.
+  std::vector<JobEntry*> growable_jobs();
+  /// How many workgroups `e` grows by from `free` units.
+  std::uint32_t growth(const JobEntry& e, std::int64_t free) const;
+  /// Restores the targets of jobs grown by grow_after (another request came).
+  void withdraw_growth();
+  /// The task's stream has run its work: growths in stream order have reached the device.
+  void growth_landed();
   void reclaim();  // ask jobs for the capacity that waiting tasks still miss
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
   void restart_loop();
