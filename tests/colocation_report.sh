@@ -11,16 +11,17 @@ if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-G=results/2026-11-28-gemm-mma-poll/visit-e
+# The co-location runs (visit 6) and the process mechanisms (visit 4) on the same code.
+G=results/2026-11-28-stream-regrow
 R=results/2026-11-27-out-of-line
 S=results/2026-11-27-steal-scan
 F=results/2026-11-27-fresh-offer
 L=results/2026-11-27-colocation-loads
-/usr/bin/python3 scripts/colocation_report.py "$G/colocate.json.gz" "$G/processes.json" \
+/usr/bin/python3 scripts/colocation_report.py "$G/visit-6/colocate-1.json.gz" "$G/visit-4/processes.json" \
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
   "$L/visit-1/out-1" "$L/visit-3/out-2" "$L/visit-2/out-3" \
-  --commit 2542bef --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
+  --commit 2cc9bec --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
   exit 1
