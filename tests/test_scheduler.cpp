@@ -79,6 +79,13 @@ void report(detail::Scheduler& s, ScriptedJob& job, std::uint32_t m) {
   s.membership_changed(&job);
 }
 
+/// `s` (8 units) under the shrink policy, with `job` admitted at N = 8 and reporting it.
+void admit_shrinking(detail::Scheduler& s, ScriptedJob& job) {
+  s.set_preemption(PreemptionPolicy::parse("shrink"));
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  report(s, job, 8);
+}
+
 }  // namespace
 
 // A request that arrives while a suspended job restarts (its kernel not yet reporting M) must
@@ -255,11 +262,9 @@ TEST(Scheduler, AGrantedTaskHoldsItsCapacityUntilItsWorkReturns) {
 // at the task's end. The capacity stays the task's until then: nothing else is granted it.
 TEST(Scheduler, TheLastTaskGrowsTheJobBackInStreamOrder) {
   detail::Scheduler s(8);
-  s.set_preemption(PreemptionPolicy::parse("shrink"));
   CountingJob job;
   job.in_stream_order = true;
-  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-  report(s, job, 8);
+  admit_shrinking(s, job);
   auto whole = s.request_task(7, 7, 0);
   EXPECT_EQ(job.target, 1u);
   EXPECT_TRUE(job.paused);
@@ -299,11 +304,9 @@ TEST(Scheduler, TheLastTaskGrowsTheJobBackInStreamOrder) {
 // capacity the growth had promised the job. With two tasks running none is made at all.
 TEST(Scheduler, AGrowthInStreamOrderIsWithdrawnWhenAnotherRequestComes) {
   detail::Scheduler s(8);
-  s.set_preemption(PreemptionPolicy::parse("shrink"));
   CountingJob job;
   job.in_stream_order = true;
-  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-  report(s, job, 8);
+  admit_shrinking(s, job);
   auto first = s.request_task(7, 7, 0);
   report(s, job, 1);
   std::optional<detail::Scheduler::TaskTicket> second;
