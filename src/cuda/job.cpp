@@ -170,6 +170,9 @@ bool stream_regrow_enabled() {
 
 bool JobCore::set_target_after(std::uint32_t target, CUstream_st* stream) {
   if (!stream_regrow_enabled()) return false;
+  // A runtime thread that waits for the task may not have made the job's device current; the
+  // copy and the event must be on the stream's device.
+  if (cudaSetDevice(dev_.info().index) != cudaSuccess) return false;
   std::lock_guard lock(control_mu_);
   if (grow_pending_ && cudaEventQuery(grown_) == cudaErrorNotReady) return false;
   grow_pending_ = false;
