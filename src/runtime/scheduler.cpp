@@ -641,12 +641,6 @@ void Scheduler::drop_requested(TaskTicket& t) {
   if (--calls_ == 0) cv_.notify_all();
 }
 
-TaskRecord Scheduler::run_task(std::uint32_t units, std::uint32_t groups, int priority,
-                               const std::function<void()>& work) {
-  TaskTicket t = request_task(units, groups, priority);
-  return run_requested(t, work);
-}
-
 Scheduler::Call::Call(Scheduler& sched, const char* what) : s(sched) {
   // Constructed and destroyed with s.mu_ held.
   if (s.closed_)

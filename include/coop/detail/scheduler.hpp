@@ -119,11 +119,6 @@ class Scheduler {
   /// blocks like admit(). Returns the M to resume with.
   std::uint32_t resume(JobControl* job, std::uint32_t m);
 
-  /// Gathers `units` of capacity (from free capacity, unconsumed grants and kills), runs
-  /// `work`, gives the capacity back. `groups` is what the record reports as the task's size.
-  TaskRecord run_task(std::uint32_t units, std::uint32_t groups, int priority,
-                      const std::function<void()>& work);
-
  private:
   struct Waiter {
     Waiter(std::uint32_t units, int prio, std::uint64_t order)
@@ -139,9 +134,11 @@ class Scheduler {
   using WaiterRef = std::list<Waiter>::iterator;
 
  public:
-  /// run_task in two steps, for tasks submitted asynchronously: the request (the jobs are asked
-  /// for the capacity at once, from the caller's thread), then, from any thread, the wait for
-  /// the capacity and the work. Every ticket must be passed to run_requested exactly once.
+  /// A task in two steps: the request (the jobs are asked for the capacity at once, from the
+  /// caller's thread: request_task), then, from any thread, the wait for the capacity and the
+  /// work (run_requested: `units` gathered from free capacity, unconsumed grants and kills, the
+  /// work run, the capacity given back). Every ticket must be passed to run_requested or
+  /// drop_requested exactly once.
   struct TaskTicket {
     WaiterRef waiter;
     std::uint32_t units = 0;
@@ -257,7 +254,8 @@ class Scheduler {
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
   void restart_loop();
   void cancel_locked(std::list<JobEntry>::iterator it);
-  /// Counts a blocking call (admit, run_task, resume) for shutdown; refuses new ones once closed.
+  /// Counts a blocking call (admit, a task's request until it has run, resume) for shutdown;
+  /// refuses new ones once closed.
   struct Call {
     Scheduler& s;
     Call(Scheduler& sched, const char* what);
