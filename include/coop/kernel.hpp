@@ -83,7 +83,8 @@ const char* site_name(SiteKind k);
 }  // namespace detail
 
 /// What ctx.poll_barrier() saw, judged from the values the workgroup's last primitive loaded;
-/// under an adversarial policy both are always true.
+/// under an adversarial policy both are true (`fork` not under adversarial-shrink, which never
+/// grows).
 struct Polled {
   /// An offer_kill here could accept: the scheduler wants workgroups back and this one is
   /// among those it would take.

@@ -128,7 +128,8 @@ COOP_HD constexpr bool kill_wanted(std::uint32_t id, std::uint64_t word, std::ui
 }
 
 /// Whether request_fork could add workgroups, judged from a membership word and a target read
-/// earlier (Ctx's poll_barrier). Adversarial schedules say yes, so that forks happen under test.
+/// earlier (Ctx's poll_barrier). Adversarial schedules say yes (but adversarial-shrink, which
+/// never grows), so that forks happen under test.
 COOP_HD constexpr bool fork_wanted(std::uint64_t word, std::uint32_t target, std::uint32_t flags) {
   if (flags & (flag_no_resize | flag_no_grow)) return false;
   return (flags & flag_adversarial) != 0 || target > active_of(word);
