@@ -298,6 +298,74 @@ TEST(Scheduler, TheLastTaskGrowsTheJobBackInStreamOrder) {
   s.job_finished(&job);
 }
 
+namespace {
+
+/// A restartable job (KernelTraits::restartable): counts the host's restarts and the withdrawn
+/// preemptions.
+struct RestartableJob : ScriptedJob {
+  std::atomic<int> restarts{0}, unpreempts{0};
+  std::atomic<std::uint32_t> restarted_m{0};
+  bool restartable() const override { return true; }
+  void unpreempt() override { ++unpreempts; }
+  void restart(std::uint32_t m) override {
+    ++restarts;
+    restarted_m = m;
+  }
+};
+
+bool within_a_second(const std::function<bool()>& done) {
+  for (int i = 0; i < 1000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done();
+}
+
+}  // namespace
+
+// A restartable job that the (default) hybrid policy suspends for a whole-device task keeps its
+// preemption once the task is granted (its workgroup 0 leaves at its next offer, and its slot is
+// the task's), is not grown in stream order behind the task, and is restarted whole by the host
+// at the task's end. A job that is not restartable has its preemption withdrawn at the grant, as
+// before (it keeps workgroup 0, paused).
+TEST(Scheduler, ARestartableJobStaysPreemptedForItsTaskAndRestartsWholeAfter) {
+  detail::Scheduler s(8);
+  RestartableJob job;
+  job.in_stream_order = true;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  report(s, job, 8);
+  auto task = s.request_task(7, 7, 0);  // above hybrid's half of the device: a suspension
+  EXPECT_EQ(job.preempts, 1);
+  EXPECT_TRUE(job.paused);
+  report(s, job, 1);
+  ASSERT_TRUE(s.granted(task));
+  EXPECT_EQ(job.unpreempts, 0) << "the suspension was withdrawn once the task was granted";
+  job.active = 0;
+  s.job_suspended(&job, true);
+  s.run_requested(task, [&] {
+    s.grow_after(task, fake_stream());
+    EXPECT_EQ(job.after, 0u) << "grown in stream order while suspended";
+    EXPECT_EQ(job.restarts, 0) << "restarted while the task runs";
+  });
+  EXPECT_TRUE(within_a_second([&] { return job.restarts == 1; })) << "not restarted";
+  EXPECT_EQ(job.restarted_m, 8u);
+  report(s, job, 8);
+  s.job_finished(&job);
+
+  // Not restartable: the preemption is withdrawn at the grant.
+  detail::Scheduler t(8);
+  struct : ScriptedJob {
+    std::atomic<int> unpreempts{0};
+    void unpreempt() override { ++unpreempts; }
+  } kept;
+  ASSERT_EQ(t.admit(&kept, LaunchConfig{}, 8), 8u);
+  report(t, kept, 8);
+  auto other = t.request_task(7, 7, 0);
+  report(t, kept, 1);
+  ASSERT_TRUE(t.granted(other));
+  EXPECT_EQ(kept.unpreempts, 1);
+  t.run_requested(other, [] {});
+  t.job_finished(&kept);
+}
+
 // A growth in stream order is withdrawn, its target and pause restored, as soon as another
 // request asks for capacity: that request is then served as if the growth had never been made
 // (from the running task's end here, with workgroup 0 still paused), and is never handed the

@@ -742,6 +742,133 @@ TEST(Semantics, AJobPausedAtABarrierGrowsBackThere) {
   job.wait();
 }
 
+namespace {
+
+// A restartable kernel (KernelTraits::restartable): workgroups claim items from a counter in
+// global memory and offer between items, so workgroups started at the beginning (resume point 0)
+// carry on where the others left.
+struct RestartableItems {
+  struct Params {
+    std::uint32_t* next;  // the claim counter
+    std::uint32_t* done;  // per item: times processed
+    std::uint32_t items;
+    std::uint32_t* stop;  // 1: leave at the next item
+  };
+  static constexpr KernelTraits traits{.restartable = true};
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    for (;;) {
+      COOP_OFFER_KILL(ctx);
+      ctx.request_fork(0);
+      if (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) != 0) break;
+      const std::uint32_t i =
+          ctx.broadcast(ctx.local_id() == 0 ? atomic_ref<std::uint32_t>(*p.next).fetch_add(1) : 0u);
+      if (i >= p.items) break;
+      ctx.pause();
+      if (ctx.local_id() == 0) atomic_ref<std::uint32_t>(p.done[i]).fetch_add(1);
+    }
+    COOP_END(ctx);
+  }
+};
+
+// Runs RestartableItems under `policy` with `tasks` whole-device tasks of seeded random lengths
+// and gaps; checks that every item claimed ran exactly once. Returns the job's stats.
+JobStats run_restartable(const char* policy, int tasks, std::uint64_t seed, bool leaves) {
+  SCOPED_TRACE(std::string(policy) + ", seed " + std::to_string(seed));
+  auto rt = test::make_runtime(6);
+  rt->set_preemption(PreemptionPolicy::parse(policy));
+  const std::uint32_t items = 1u << 22;
+  ManagedArray<std::uint32_t> done(items);
+  Managed<std::uint32_t> next, stop;
+  auto job = rt->launch<RestartableItems>({.max_groups = 6, .threads = 2},
+                                          {next.get(), done.data(), items, stop.get()});
+  auto claimed = [&] { return atomic_ref<std::uint32_t>(*next.get()).load(); };
+  std::uint64_t rng = seed;
+  for (int task = 0; task < tasks; ++task) {
+    EXPECT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)))
+        << "task " << task << ": the job did not come back whole";
+    const std::uint32_t before = claimed();
+    EXPECT_TRUE(eventually([&] { return claimed() > before; }, std::chrono::seconds(10)))
+        << "task " << task << ": the job does not run";
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;  // a seeded LCG
+    std::this_thread::sleep_for(std::chrono::microseconds((rng >> 33) % 3000));
+    rt->run_fraction(1.0, [&](Task&) {
+      if (leaves) {
+        EXPECT_TRUE(eventually([&] { return job.active_groups() == 0; }, std::chrono::seconds(10)))
+            << "task " << task << ": workgroup 0 did not leave";
+      } else {
+        EXPECT_EQ(job.active_groups(), 1u);
+      }
+      // Nothing of the job runs beside the task (workgroup 0 leaves or pauses at its next offer,
+      // with at most the item it holds to finish).
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const std::uint32_t during = claimed();
+      std::this_thread::sleep_for(std::chrono::microseconds(1000 + (rng >> 40) % 4000));
+      EXPECT_EQ(claimed(), during) << "task " << task << ": the job ran beside the task";
+    });
+  }
+  EXPECT_TRUE(eventually([&] { return job.active_groups() == 6; }, std::chrono::seconds(10)));
+  atomic_ref<std::uint32_t>(*stop.get()).store(1);
+  job.wait();
+  const std::uint32_t n = std::min(claimed(), items);
+  EXPECT_GT(n, 0u);
+  std::uint32_t wrong = 0;
+  for (std::uint32_t i = 0; i < items; ++i)
+    if (done[i] != (i < n ? 1u : 0u)) ++wrong;
+  EXPECT_EQ(wrong, 0u) << "items not run exactly once";
+  return job.stats();
+}
+
+}  // namespace
+
+// A whole-device task (the hybrid policy suspends jobs for it) takes a restartable job off the
+// device whole, workgroup 0 included, at its offers; the job restarts at its beginning after
+// the task and loses nothing. Under the shrink policy workgroup 0 stays, paused.
+TEST(Semantics, ARestartableJobLeavesWholeForAWholeDeviceTaskAndRestarts) {
+  COOP_SKIP_UNDER_SANITIZER();
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const JobStats st = run_restartable("hybrid", 4, seed, true);
+    EXPECT_EQ(st.suspends, 4u) << "seed " << seed;
+  }
+  EXPECT_EQ(run_restartable("shrink", 2, 7, false).suspends, 0u);
+}
+
+// kill_requested() (detail::kill_wanted) says yes to workgroup 0 alone with target 0 (paused for
+// a task, or a restartable job suspended whole), so that a kernel saves half-done work before the
+// offer that pauses it or lets it leave; no while other members are still there.
+TEST(Semantics, KillRequestedSaysYesToWorkgroupZeroLeftAloneForATask) {
+  using detail::kill_wanted;
+  using detail::with_active;
+  const std::uint32_t flags = 0;
+  EXPECT_TRUE(kill_wanted(0, with_active(0, 1), 0, flags));
+  EXPECT_FALSE(kill_wanted(0, with_active(0, 2), 0, flags));  // the others leave first
+  EXPECT_TRUE(kill_wanted(1, with_active(0, 2), 0, flags));
+  EXPECT_FALSE(kill_wanted(0, with_active(0, 1), 1, flags));  // target 1: nothing asked
+  EXPECT_FALSE(kill_wanted(0, with_active(0, 1), 0, detail::flag_no_resize));
+  EXPECT_TRUE(kill_wanted(0, with_active(0, 1), 0, detail::flag_restartable));
+}
+
+// The same kernel under adversarial schedules: random kills (workgroup 0 kept) and forks at
+// resume point 0 between items lose nothing and run nothing twice.
+TEST(Semantics, ARestartableKernelUnderAdversarialSchedules) {
+  COOP_SKIP_UNDER_SANITIZER();
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    auto rt = test::make_runtime(6);
+    const std::uint32_t items = 3000;
+    ManagedArray<std::uint32_t> done(items);
+    Managed<std::uint32_t> next, stop;
+    auto job = rt->launch<RestartableItems>(
+        {.max_groups = 6, .threads = 2, .policy = Policy::adversarial(seed)},
+        {next.get(), done.data(), items, stop.get()});
+    job.wait();
+    std::uint32_t wrong = 0;
+    for (std::uint32_t i = 0; i < items; ++i) wrong += done[i] != 1u;
+    EXPECT_EQ(wrong, 0u) << "seed " << seed;
+    EXPECT_GT(job.stats().kills, 0u) << "seed " << seed;
+  }
+}
+
 // A paused job can still be cancelled: its workgroup 0 leaves at once, not after the task.
 TEST(Semantics, APausedJobCanBeCancelled) {
   COOP_SKIP_UNDER_SANITIZER();

@@ -70,6 +70,15 @@ struct KernelTraits {
   /// With max_threads: compile the GPU kernel so that this many workgroups fit on an SM
   /// (registers per thread capped accordingly), as the plain kernel it replaces may be.
   std::uint32_t min_groups_per_sm = 0;
+  /// The kernel can start over: workgroups started at its resume point 0 (where
+  /// `request_fork(0)` starts them) with workgroup 0's transmitted state carry on the work even
+  /// when no other workgroup runs, because its progress is in global memory (a work counter,
+  /// partial results parked for whoever comes next: the persistent GEMM). A suspension the
+  /// scheduler makes for a large task (PreemptionPolicy suspend or hybrid) then takes effect at
+  /// an `offer_kill` too, not only at a resizing barrier: the job leaves the device whole, its
+  /// workgroup 0 included, instead of keeping workgroup 0 paused beside the task, and restarts
+  /// at resume point 0 once no task holds the device.
+  bool restartable = false;
 };
 
 /// Execution mode of a launch.

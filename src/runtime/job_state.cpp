@@ -16,6 +16,7 @@ void init_channel(Channel& ch, const LaunchConfig& cfg, const KernelTraits& trai
   if (cfg.barrier == ResizeBarrier::plain) f |= flag_plain_barrier;
   if (traits.kill_any_order) f |= flag_any_order;
   if (traits.allow_kill_zero) f |= flag_kill_zero;
+  if (traits.restartable) f |= flag_restartable;
   ch.flags = f;
 }
 

@@ -385,9 +385,11 @@ void Scheduler::dispatch() {
   cv_.notify_all();
   if (short_waiter()) return;
   // No task waits: preemptions not acted on yet are withdrawn (a job without resizing barriers
-  // never suspends; it gave capacity by kills instead and may grow again).
+  // never suspends; it gave capacity by kills instead and may grow again). Not a restartable
+  // job's while tasks run: its workgroup 0 leaves at its next offer, and its slot is theirs.
+  const bool tasks_run = granted_units() != 0;
   for (auto& e : jobs_)
-    if (e.preempting && !e.cancelled) {
+    if (e.preempting && !e.cancelled && !(tasks_run && e.job->restartable())) {
       e.preempting = false;
       e.job->unpreempt();
     }

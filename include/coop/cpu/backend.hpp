@@ -127,8 +127,7 @@ class Ctx {
     COOP_HOST_BODY(m_seen_ = 0; return collective(detail::SiteKind::offer_kill, site, [&] {
                                          auto p = protocol();
                                          if (p.offer_kill(wg_.id, site)) return 1u;
-                                         p.pause_at_offer(site);
-                                         return 0u;
+                                         return p.pause_at_offer(site) ? 1u : 0u;
                                        }) != 0;)
   }
   COOP_HD bool kill_requested(int site = __builtin_LINE()) {

@@ -77,6 +77,7 @@ class JobCore : public detail::JobState {
 
   std::uint32_t reported_active() const override;
   void set_target(std::uint32_t target, bool pause_kept) override;
+  bool restartable() const override { return (channel_->flags & detail::flag_restartable) != 0; }
   std::string describe() const override;
   detail::Membership membership() const override;
 

@@ -322,8 +322,7 @@ class Ctx {
                [&] {
                  auto p = protocol();
                  if (p.offer_kill(id_.get(), site)) return 1u;
-                 p.pause_at_offer(site);
-                 return 0u;
+                 return p.pause_at_offer(site) ? 1u : 0u;
                },
                true) != 0;
   }

@@ -39,6 +39,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   /// after its work: the copy reads the mirror when it runs, so a set_target made meanwhile is
   /// what it writes. Off with COOP_CUDA_STREAM_REGROW=0.
   bool set_target_after(std::uint32_t target, CUstream_st* stream) override;
+  bool restartable() const override { return (flags_ & coop::detail::flag_restartable) != 0; }
   std::string describe() const override;
   coop::detail::Membership membership() const override;
 

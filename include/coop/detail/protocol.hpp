@@ -102,6 +102,7 @@ enum ChannelFlags : std::uint32_t {
   flag_plain_barrier = 1u << 3,  ///< resizing barrier without query (one leaves per barrier)
   flag_no_resize = 1u << 4,      ///< fixed policy / persistent mode: never kill or fork
   flag_no_grow = 1u << 5,        ///< adversarial-shrink: never fork or grow at a barrier
+  flag_restartable = 1u << 6,    ///< KernelTraits::restartable: suspends at offers too
 };
 
 /// query() on a membership word and a target: how many workgroups the scheduler wants back.
@@ -124,7 +125,10 @@ COOP_HD constexpr bool kill_wanted(std::uint32_t id, std::uint64_t word, std::ui
   if (target >= m) return false;
   if (flags & flag_any_order) return true;
   const std::uint32_t keep = (flags & flag_kill_zero) ? 0u : 1u;
-  return id >= (target > keep ? target : keep);  // batch_kill takes the top ids [floor, M)
+  // batch_kill takes the top ids [floor, M). Target 0 with workgroup 0 alone: the scheduler
+  // paused it (device_target) or, for a restartable kernel, suspends the job, and the offer
+  // waits or leaves: a kernel that saves half-done work should do it here, not one tile later.
+  return id >= (target > keep ? target : keep) || (target == 0 && m == 1);
 }
 
 /// Whether request_fork could add workgroups, judged from a membership word and a target read
@@ -309,12 +313,14 @@ class Protocol {
     // (the commit's CAS orders what matters).
     const std::uint64_t raw = word().load(order::relaxed);
     if (flags_ & flag_adversarial) return adversarial_kill(id, raw);
-    const std::uint32_t t = target();
+    const std::uint32_t r = request();
     const std::uint32_t aborted = atomic<std::uint32_t>(ch_.abort).load(order::relaxed);
     const std::uint32_t finished = atomic<std::uint32_t>(ch_.finished).load(order::relaxed);
+    const std::uint32_t t = target_of(r);
     if (t >= active_of(raw)) return false;  // declined: nothing asked (a stale vote)
     // A cancelled job (target 0) stops here; the abort word shares the membership word's line.
     if (aborted != 0) env_.abort();
+    if (active_of(raw) == 1 && (flags_ & flag_restartable)) return vacate(id, raw, r, finished);
     if (flags_ & flag_any_order) return kill_any(id, raw);
     return batch_kill(id, raw, t, finished, site);
   }
@@ -322,10 +328,24 @@ class Protocol {
   /// After offer_kill declined (the backend calls it, on the same thread): a paused workgroup 0
   /// waits here (wait_while_paused). Apart from offer_kill because on the GPU even a small wait
   /// inside it took the kernels that offer up a register step (game 32 -> 38: 8 -> 6 blocks
-  /// per SM), and after it returns none.
-  COOP_HD void pause_at_offer(int site) {
-    if (!(flags_ & (flag_kill_zero | flag_no_resize)) && active() == 1)
+  /// per SM), and after it returns none. Returns true when the workgroup must leave after all:
+  /// a restartable kernel's suspension came while it waited (vacate).
+  COOP_HD bool pause_at_offer(int site) {
+    if ((flags_ & (flag_kill_zero | flag_no_resize)) || active() != 1) return false;
+    for (;;) {
       wait_while_paused(site, false);
+      if (!(flags_ & flag_restartable)) return false;
+      // The wait ended: the target rose (go on), or a suspension came (leave). vacate may
+      // decline for a moment (workgroups just killed still count as leaving): wait for it
+      // rather than compute beside the task.
+      const std::uint32_t r = request();
+      if (target_of(r) != 0) return false;
+      const std::uint32_t finished = atomic<std::uint32_t>(ch_.finished).load();
+      if (vacate(0, word().load(), r, finished)) return true;
+      if (finished != 0) return false;  // the kernel is ending: workgroup 0 ends it
+      if (atomic<std::uint32_t>(ch_.abort).load(order::relaxed) != 0) env_.abort();
+      env_.relax(WaitKind::paused, site);
+    }
   }
 
   /// request_fork by workgroup `id` at resume point `site`; returns the number of new workgroups.
@@ -472,7 +492,8 @@ class Protocol {
   // as a free function not inlined it raised the kernels' register counts.
   COOP_HD void wait_while_paused(int site, bool at_barrier) {
     atomic<std::uint32_t> abort(ch_.abort);
-    for (std::uint32_t r = request(); target_of(r) == 0 && !(at_barrier && suspend_of(r));
+    const bool leaves_here = at_barrier || (flags_ & flag_restartable);
+    for (std::uint32_t r = request(); target_of(r) == 0 && !(leaves_here && suspend_of(r));
          r = request()) {
       if (abort.load(order::relaxed) != 0) env_.abort();
       env_.relax(WaitKind::paused, site);
@@ -506,6 +527,26 @@ class Protocol {
     env_.on_membership(m, to);
     start_groups(m, to - m, site);
     return to;
+  }
+
+  // A restartable kernel (KernelTraits::restartable) that the scheduler suspends whole (the
+  // suspend bit, the target at 0): its last member leaves at an offer, as every member leaves
+  // at a resizing barrier that suspends, keeping workgroup 0's transmitted state, and the job
+  // restarts at resume point 0 (what request_fork(0) starts). Not while workgroups that
+  // returned say the kernel is ending (it ends), nor while workgroups just removed are still
+  // leaving (a restart rewrites the channel): pause_at_offer waits for them.
+  COOP_HD bool vacate(std::uint32_t id, std::uint64_t raw, std::uint32_t request,
+                      std::uint32_t finished) {
+    if (id != 0 || !suspend_of(request) || target_of(request) != 0 || finished != 0 ||
+        active_of(raw) != 1 || filling(raw) != 0 || leaving_of(raw) != 0)
+      return false;
+    if (!word().cas(raw, with_active(raw, 0))) return false;
+    leave_id(id);
+    env_.suspend(0);
+    atomic<std::uint32_t>(ch_.suspends).fetch_add(1, order::relaxed);
+    atomic<std::uint32_t>(ch_.suspended).store(1);
+    env_.on_membership(1, 0);
+    return true;
   }
 
   COOP_HD bool removable(std::uint32_t id, std::uint32_t m) const {

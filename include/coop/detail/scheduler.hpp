@@ -65,6 +65,9 @@ class JobControl {
   /// Restarts a job the scheduler preempted, with `m` workgroups whose capacity is reserved for
   /// it. Called with the scheduler's lock held, from the scheduler's restart thread.
   virtual void restart(std::uint32_t m) { (void)m; }
+  /// Whether a suspension also takes effect at an offer_kill, workgroup 0 included, the job
+  /// restarting at its beginning (KernelTraits::restartable).
+  virtual bool restartable() const { return false; }
   /// Stops the job early (Job::cancel, Runtime::shutdown). Called with the scheduler's lock
   /// held: it must not call back into the scheduler. `on_device`: the job runs (or is about to
   /// be restarted): it must leave at its next offer_kill, resizing barrier or protocol wait and
@@ -157,7 +160,8 @@ class Scheduler {
   /// get at the task's end, in stream order behind its work (JobControl::set_target_after), so
   /// that they regrow as the task's last kernel ends instead of once the host has seen it end.
   /// Such a growth is withdrawn (the targets restored) as soon as anything else asks for
-  /// capacity, before it is served.
+  /// capacity, before it is served. Not while a job the scheduler preempted is out: it is
+  /// restarted by the host at the task's end, before anything grows.
   void grow_after(const TaskTicket& ticket, CUstream_st* stream);
   std::vector<TaskRecord> task_records() const;
   /// The most units a task asking for `wanted` units can gather now: all but workgroup 0 of
