@@ -187,6 +187,31 @@ TEST(PersistentGemmRecipe, TasksTakeWorkgroupsMidTileAndTheProductStaysExact) {
   EXPECT_GT(*b.resumed, 0u);  // a tile begun by one workgroup was finished by another
 }
 
+// Whole-device tasks under the default (hybrid) policy suspend the GEMM, which is restartable:
+// its workgroup 0 parks its tile and leaves too (KernelTraits::restartable), and the job
+// restarts at its beginning after each task, resuming the parked tiles. The product stays exact.
+TEST(PersistentGemmRecipe, WholeDeviceTasksSuspendTheRestartableGemmAndTheProductStaysExact) {
+  auto rt = test::make_runtime(8);
+  const std::uint32_t threads = test::kOnGpu ? 256u : 2u;
+  const std::uint32_t side = test::kOnGpu ? 1024 : 256, passes = test::kOnGpu ? 400 : 8;
+  PersistentGemmBuffers b(side, side, 1024, passes, 9, test::kOnGpu ? 2048 : 16, 1);
+  b.a.to_device();
+  b.b.to_device();
+  auto job = rt->launch<PersistentGemm>({.threads = threads}, b.params());
+  const auto apart = std::chrono::microseconds(test::kOnGpu ? 500 : 2000);
+  std::uint32_t tasks = 0;
+  while (!job.done() && (tasks < 3 || job.stats().suspends == 0) && tasks < 40) {
+    std::this_thread::sleep_for(apart);
+    rt->run_fraction(1.0,
+                     [](Task&) { std::this_thread::sleep_for(std::chrono::microseconds(300)); });
+    ++tasks;
+  }
+  job.wait();
+  ASSERT_EQ(*b.done, b.tiles() * passes);
+  EXPECT_EQ(b.c.to_vector(), b.reference_rows(0, side));
+  EXPECT_GT(job.stats().suspends, 0u) << "no task suspended the job whole";
+}
+
 #if COOP_CUDA_COMPILER
 // The plain kernel made interruptible (the checkpoint-exit-relaunch baseline of the co-location
 // benchmark): stopped again and again at random moments, its tiles in progress parked and

@@ -96,7 +96,10 @@ struct PersistentGemm {
   static constexpr std::uint32_t kPadA = 4, kPadB = 8;
   static constexpr std::uint32_t kNoSlot = ~0u;
   /// Two workgroups per SM, as the plain kernel has: the GPU kernel's registers stay within 128.
-  static constexpr KernelTraits traits{.max_threads = kThreads, .min_groups_per_sm = 2};
+  /// Restartable: its progress is the tile counter and the parked tiles, so workgroups started
+  /// at resume point 0 carry on, and a whole-device task takes workgroup 0's slot too.
+  static constexpr KernelTraits traits{
+      .max_threads = kThreads, .min_groups_per_sm = 2, .restartable = true};
 
   /// A parking slot's record; its partial sums are the slot's 128 x 128 floats of `partial`.
   struct Slot {
