@@ -609,30 +609,13 @@ def main():
                     f"coop-whole's p99 at 30 % is {-d:.2f} ms below that floor's (the same "
                     "arrivals, but each row's tail is a few requests)")
     pause_lines = []
-    # Runs with coop-whole-keep-0 (since the GEMM is restartable): coop-whole's workgroup 0
-    # leaves with the rest, keep-0 keeps it paused. Earlier runs: coop-whole kept it paused.
-    leaves = any(r["mechanism"] == "coop-whole-keep-0" for r in rows)
     for load in loads:
-        left = at("coop-whole", load, "request_gpu_ms", "p50") if leaves else None
-        paused = at("coop-whole-keep-0" if leaves else "coop-whole", load, "request_gpu_ms", "p50")
+        paused = at("coop-whole", load, "request_gpu_ms", "p50")
         working = at("coop-whole-no-pause", load, "request_gpu_ms", "p50")
-        if paused is not None and working is not None and (left is not None or not leaves):
-            pause_lines.append(f"{load:.0%}: {left:.3f}, {paused:.3f} and {working:.3f} ms" if leaves
-                               else f"{load:.0%}: {paused:.3f} against {working:.3f} ms")
+        if paused is not None and working is not None:
+            pause_lines.append(f"{load:.0%}: {paused:.3f} against {working:.3f} ms")
     pause_text = ""
-    if pause_lines and leaves:
-        alone_gpu = req.get("alone_gpu_ms", {}).get("p50")
-        pause_text = (
-            "\nFor `coop-whole` the (default hybrid) policy suspends the job, and the GEMM is "
-            "restartable (`KernelTraits::restartable`): its workgroup 0 leaves with the rest and "
-            "the host restarts the job whole once the request has ended (docs/cuda-backend.md, "
-            "\"A restartable kernel leaves whole\"). `coop-whole-keep-0` is the same request under "
-            "the shrink policy, workgroup 0 paused at its next offer; `coop-whole-no-pause` keeps "
-            "it computing (`PreemptionPolicy::pause_kept = false`). The request's kernels' span on "
-            "the GPU, p50, in that order: "
-            + "; ".join(pause_lines)
-            + (f" (alone {alone_gpu:.3f} ms)" if alone_gpu else "") + ".\n")
-    elif pause_lines:
+    if pause_lines:
         alone_gpu = req.get("alone_gpu_ms", {}).get("p50")
         pause_text = (
             "\n`coop-whole-no-pause` is `coop-whole` with the job's workgroup 0 left computing "

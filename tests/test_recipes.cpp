@@ -187,7 +187,7 @@ TEST(PersistentGemmRecipe, TasksTakeWorkgroupsMidTileAndTheProductStaysExact) {
   EXPECT_GT(*b.resumed, 0u);  // a tile begun by one workgroup was finished by another
 }
 
-// Whole-device tasks under the default (hybrid) policy suspend the GEMM, which is restartable:
+// Whole-device tasks under the default (hybrid) policy suspend the GEMM declared restartable:
 // its workgroup 0 parks its tile and leaves too (KernelTraits::restartable), and the job
 // restarts at its beginning after each task, resuming the parked tiles. The product stays exact.
 TEST(PersistentGemmRecipe, WholeDeviceTasksSuspendTheRestartableGemmAndTheProductStaysExact) {
@@ -197,7 +197,7 @@ TEST(PersistentGemmRecipe, WholeDeviceTasksSuspendTheRestartableGemmAndTheProduc
   PersistentGemmBuffers b(side, side, 1024, passes, 9, test::kOnGpu ? 2048 : 16, 1);
   b.a.to_device();
   b.b.to_device();
-  auto job = rt->launch<PersistentGemm>({.threads = threads}, b.params());
+  auto job = rt->launch<RestartablePersistentGemm>({.threads = threads}, b.params());
   const auto apart = std::chrono::microseconds(test::kOnGpu ? 500 : 2000);
   std::uint32_t tasks = 0;
   while (!job.done() && (tasks < 3 || job.stats().suspends == 0) && tasks < 40) {

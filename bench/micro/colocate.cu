@@ -724,23 +724,17 @@ int main(int argc, char** argv) {
       // coop-whole-at-request enqueues the request's kernels at once, behind the release the
       // leaving workgroups write (TaskLaunch::at_request), not after the host sees them leave.
       // coop-whole-no-pause keeps the job's workgroup 0 computing beside the request (the
-      // policy's ",no-pause"; the job keeps running on it); coop-whole-keep-0 keeps it paused
-      // there (the shrink policy); the others suspend the job whole for the request, its
-      // workgroup 0 included (the GEMM is restartable; the default hybrid policy), and restart
-      // it after.
+      // policy's ",no-pause"), the others pause it while the request runs.
       struct CoopForm {
         const char* name;
         double share;
         std::uint32_t offer_steps;
         TaskLaunch launch = TaskLaunch::after_gather;
         bool pause_kept = true;
-        PreemptionPolicy::Mode mode = PreemptionPolicy::Mode::hybrid;
       };
       std::vector<CoopForm> forms = {
           {"coop-half", 0.5, o.offer_steps},
           {"coop-whole", 1.0, o.offer_steps},
-          {"coop-whole-keep-0", 1.0, o.offer_steps, TaskLaunch::after_gather, true,
-           PreemptionPolicy::Mode::shrink},
           {"coop-whole-no-pause", 1.0, o.offer_steps, TaskLaunch::after_gather, false},
           {"coop-whole-at-request", 1.0, o.offer_steps, TaskLaunch::at_request}};
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
@@ -748,7 +742,6 @@ int main(int argc, char** argv) {
       for (const CoopForm& f : forms) {
         PreemptionPolicy form_policy = policy;
         form_policy.pause_kept = f.pause_kept;
-        form_policy.mode = f.mode;
         rt.set_preemption(form_policy);
         g.offer_steps = f.offer_steps;
         Job job = start_coop();

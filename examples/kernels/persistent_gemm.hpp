@@ -96,10 +96,7 @@ struct PersistentGemm {
   static constexpr std::uint32_t kPadA = 4, kPadB = 8;
   static constexpr std::uint32_t kNoSlot = ~0u;
   /// Two workgroups per SM, as the plain kernel has: the GPU kernel's registers stay within 128.
-  /// Restartable: its progress is the tile counter and the parked tiles, so workgroups started
-  /// at resume point 0 carry on, and a whole-device task takes workgroup 0's slot too.
-  static constexpr KernelTraits traits{
-      .max_threads = kThreads, .min_groups_per_sm = 2, .restartable = true};
+  static constexpr KernelTraits traits{.max_threads = kThreads, .min_groups_per_sm = 2};
 
   /// A parking slot's record; its partial sums are the slot's 128 x 128 floats of `partial`.
   struct Slot {
@@ -473,6 +470,17 @@ struct PersistentGemm {
     }
     COOP_END(ctx);
   }
+};
+
+/// The same kernel declared restartable (KernelTraits::restartable): its progress is the tile
+/// cursor and the parked tiles, so workgroups started at resume point 0 carry on, and a
+/// whole-device task takes workgroup 0's slot too (the job is suspended whole and restarted
+/// after). Not the default: a co-location run launching requests at their arrival
+/// (TaskLaunch::at_request) stalled once beside it on an H200, cause not found
+/// (results/2026-11-28-restartable/, visit 5).
+struct RestartablePersistentGemm : PersistentGemm {
+  static constexpr KernelTraits traits{
+      .max_threads = kThreads, .min_groups_per_sm = 2, .restartable = true};
 };
 
 #if COOP_CUDA_COMPILER
