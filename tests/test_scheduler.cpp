@@ -366,6 +366,66 @@ TEST(Scheduler, ARestartableJobStaysPreemptedForItsTaskAndRestartsWholeAfter) {
   t.job_finished(&kept);
 }
 
+// A restart queued when a task ended is launched with the job's target when it runs, not the M
+// decided then. A request that came in between was granted what the job had not taken back yet
+// (the job reported M 0): the job starts on what that task leaves it, and is not grown in stream
+// order behind the task before its restart (the restart would write that growth at once). On an
+// H200 the stale restart launched all N workgroups beside the task granted at once, whose
+// kernels then never found room (the co-location benchmark stalled). A request that wants the
+// job suspended again finds it suspended, not launched.
+TEST(Scheduler, AQueuedRestartStartsWithTheTargetARequestLeftIt) {
+  detail::Scheduler s(8, /*restart_thread=*/false);
+  RestartableJob job;
+  job.in_stream_order = true;
+  ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
+  report(s, job, 8);
+  auto first = s.request_task(7, 7, 0);  // above hybrid's half of the device: a suspension
+  report(s, job, 1);
+  job.active = 0;
+  s.job_suspended(&job, true);
+  s.run_requested(first, [] {});
+  ASSERT_EQ(job.target, 8u) << "the restart was not decided at the task's end";
+  ASSERT_EQ(job.restarts, 0);
+  auto second = s.request_task(7, 7, 0);
+  ASSERT_TRUE(s.granted(second)) << "the grants the job had not taken were not taken back";
+  s.run_requested(second, [&] {
+    s.grow_after(second, fake_stream());
+    EXPECT_EQ(job.after, 0u) << "grown in stream order before its restart";
+    s.run_restarts();
+    EXPECT_EQ(job.restarts, 1);
+    EXPECT_EQ(job.restarted_m, 1u) << "restarted on the capacity the running task holds";
+    report(s, job, 1);
+  });
+  EXPECT_EQ(job.target, 8u) << "not grown back after the task";
+  report(s, job, 8);
+
+  // The same, but the second request wants the whole device: the job is suspended again.
+  auto third = s.request_task(7, 7, 0);
+  report(s, job, 1);
+  job.active = 0;
+  s.job_suspended(&job, true);
+  s.run_requested(third, [] {});
+  ASSERT_EQ(job.restarts, 1);
+  const int preempts = job.preempts;
+  auto whole = s.request_task(8, 8, 0);
+  EXPECT_EQ(job.preempts, preempts + 1);
+  EXPECT_FALSE(s.granted(whole)) << "granted before the job gave its capacity";
+  s.run_restarts();
+  EXPECT_EQ(job.restarts, 1) << "launched although a request wants it suspended";
+  EXPECT_EQ(job.target, 0u);
+  if (!s.granted(whole)) {  // the job would have to report a suspension first
+    ADD_FAILURE() << "the job's suspension did not free its capacity";
+    s.drop_requested(whole);
+    return;
+  }
+  s.run_requested(whole, [] {});
+  s.run_restarts();
+  EXPECT_EQ(job.restarts, 2);
+  EXPECT_EQ(job.restarted_m, 8u);
+  report(s, job, 8);
+  s.job_finished(&job);
+}
+
 // A growth in stream order is withdrawn, its target and pause restored, as soon as another
 // request asks for capacity: that request is then served as if the growth had never been made
 // (from the running task's end here, with workgroup 0 still paused), and is never handed the

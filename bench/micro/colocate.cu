@@ -13,8 +13,15 @@
 // to 50 % or 75 % of the SMs (an MPS daemon with a private pipe directory, started and stopped
 // by this run).
 //
+// A run that stops making progress for --stall-seconds prints where it stopped and the
+// scheduler's and the job's state, and exits with status 3, rather than hang until an outer
+// limit kills it without a word. --forms runs only the named mechanisms (the GEMM alone and the
+// requests alone always run); --restartable runs the cooperative GEMM in its restartable form
+// (examples::RestartablePersistentGemm).
+//
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
 //                            [--offer-steps S] [--only gemm|colocate|processes]
+//                            [--forms NAME,NAME] [--restartable] [--stall-seconds S]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -35,12 +42,14 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 #include "coop/bench/gemm_background.cuh"
 #include "coop/bench/poisson.hpp"
 #include "coop/bench/processes.hpp"
 #include "coop/bench/task_steps.hpp"
+#include "coop/bench/watchdog.hpp"
 #include "coop/cuda/green.hpp"
 #include "gpu_setup.hpp"
 #include "kernels/persistent_gemm.hpp"
@@ -210,6 +219,10 @@ struct Options {
   double load = 0, alone_ms = 0, slo_ms = 0;
   std::uint64_t seed = 1;
   std::uint32_t offer_steps = examples::PersistentGemmBuffers::kDefaultOfferSteps;
+  std::unordered_set<std::string> forms;  // empty: every mechanism
+  bool restartable = false;
+  double stall_s = 0;  // 0: 30 s more than a window
+  bool runs(const std::string& mechanism) const { return forms.empty() || forms.count(mechanism); }
 };
 
 Options parse(int argc, char** argv) {
@@ -256,12 +269,22 @@ Options parse(int argc, char** argv) {
       o.seed = std::stoull(value());
     } else if (a == "--offer-steps") {
       o.offer_steps = std::uint32_t(std::stoul(value()));
+    } else if (a == "--forms") {
+      std::stringstream ss(value());
+      for (std::string x; std::getline(ss, x, ',');) o.forms.insert(x);
+    } else if (a == "--restartable") {
+      o.restartable = true;
+    } else if (a == "--stall-seconds") {
+      o.stall_s = std::stod(value());
+      if (!(o.stall_s > 0)) throw std::invalid_argument("--stall-seconds must be positive");
     } else {
       throw std::invalid_argument(
           "usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] "
-          "[--loads 0.1,0.3,0.6] [--offer-steps S] [--only gemm|colocate|processes]");
+          "[--loads 0.1,0.3,0.6] [--offer-steps S] [--only gemm|colocate|processes] "
+          "[--forms NAME,NAME] [--restartable] [--stall-seconds S]");
     }
   }
+  if (o.stall_s == 0) o.stall_s = o.seconds + 30;
   for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
   return o;
 }
@@ -465,6 +488,8 @@ int main(int argc, char** argv) {
                 {"command", o.command},
                 {"gemm", {{"m", o.m}, {"n", o.n}, {"k", o.k}}}};
     std::printf("coop co-location on %s (%d SMs), %s\n", gpu.prop.name, sms, gpu.date.c_str());
+    bench::Watchdog watch(
+        o.stall_s, [&] { return rt.describe(); }, stderr, 3);
     DeviceGemm g(o.m, o.n, o.k);
     g.offer_steps = o.offer_steps;
     const std::uint64_t forever = 1u << 30;  // passes: the runs end by the stop flag
@@ -475,6 +500,7 @@ int main(int argc, char** argv) {
       CK(cudaGetLastError());
     };
     auto window_rate = [&](const std::function<void()>& during) {
+      watch.progress("a window of the background's rate");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the first tiles
       const std::uint64_t d0 = g.done();
       const auto t0 = clk::now();
@@ -492,9 +518,12 @@ int main(int argc, char** argv) {
     };
     // Ids by SM: a request's blocks get the SMs the GEMM's top workgroups leave whole.
     auto start_coop = [&] {
-      return rt.launch<PersistentGemm>({.threads = 256, .ids_by_sm = true}, g.arm(forever));
+      const LaunchConfig cfg{.threads = 256, .ids_by_sm = true};
+      return o.restartable ? rt.launch<examples::RestartablePersistentGemm>(cfg, g.arm(forever))
+                           : rt.launch<PersistentGemm>(cfg, g.arm(forever));
     };
     auto finish_coop = [&](Job& job) {
+      watch.progress("ending the cooperative GEMM");
       g.request_stop();
       job.wait();
       if (!g.check()) throw std::runtime_error("the cooperative GEMM's product is wrong");
@@ -648,7 +677,7 @@ int main(int argc, char** argv) {
       const std::uint64_t load_seed = seed++;
       // The floor: the same request stream on an idle device (queueing behind earlier requests
       // is all it adds to the request alone).
-      {
+      if (o.runs("requests-only")) {
         Latencies l;
         std::vector<double> spans;
         l = poisson(load, e_ms, o.seconds, load_seed, [&] {
@@ -660,7 +689,7 @@ int main(int argc, char** argv) {
         print_gpu_span(spans);
       }
       // Stream priority only: the plain persistent GEMM on the low-priority stream.
-      {
+      if (o.runs("stream-priority")) {
         PlainBackground bg(g, low, full_grid);
         Latencies l;
         const double rate = window_rate(
@@ -671,7 +700,7 @@ int main(int argc, char** argv) {
       }
       // Checkpoint, exit, relaunch: the GEMM stopped for each request (tiles parked at the next
       // checkpoint), the request on the idle device, the GEMM launched again.
-      if (o.offer_steps) {
+      if (o.offer_steps && o.runs("interrupt-relaunch")) {
         bench::InterruptibleBackground bg(g, low, full_grid, forever);
         Latencies l;
         std::vector<double> spans;
@@ -695,6 +724,7 @@ int main(int argc, char** argv) {
       // Green contexts: a static split, requests on `part` SMs, the GEMM on the rest.
       for (unsigned part : {16u, 32u, 64u}) {
         const std::string mech = "green-ctx-" + std::to_string(part);
+        if (!o.runs(mech)) continue;
         if (!green) {
           rows.push_back({{"mechanism", mech}, {"load", load}, {"error", no_green}});
           continue;
@@ -740,6 +770,7 @@ int main(int argc, char** argv) {
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
       const PreemptionPolicy policy = rt.preemption();
       for (const CoopForm& f : forms) {
+        if (!o.runs(f.name)) continue;
         PreemptionPolicy form_policy = policy;
         form_policy.pause_kept = f.pause_kept;
         rt.set_preemption(form_policy);
@@ -751,6 +782,7 @@ int main(int argc, char** argv) {
         bench::TaskSteps host;
         const double rate = window_rate([&] {
           l = poisson(load, e_ms, o.seconds, load_seed, [&] {
+            watch.progress(f.name);
             const double called = rt.now_ms();
             const TaskRecord r =
                 rt.submit_fraction(
@@ -769,6 +801,7 @@ int main(int argc, char** argv) {
                {{"fraction", fraction},
                 {"task_launch", task_launch_name(f.launch)},
                 {"preemption", form_policy.name()},
+                {"restartable", o.restartable},
                 {"groups", job.max_groups()},
                 {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},

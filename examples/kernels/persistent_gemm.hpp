@@ -475,9 +475,9 @@ struct PersistentGemm {
 /// The same kernel declared restartable (KernelTraits::restartable): its progress is the tile
 /// cursor and the parked tiles, so workgroups started at resume point 0 carry on, and a
 /// whole-device task takes workgroup 0's slot too (the job is suspended whole and restarted
-/// after). Not the default: a co-location run launching requests at their arrival
-/// (TaskLaunch::at_request) stalled once beside it on an H200, cause not found
-/// (results/2026-11-28-restartable/, visit 5).
+/// after). Not the default: beside the co-location benchmark's requests it kept about as much of
+/// the background as the default form, whose workgroup 0 pauses beside the task, at a slightly
+/// higher request p99 (results/2026-11-28-restartable/, results/2026-11-28-colocation-stall/).
 struct RestartablePersistentGemm : PersistentGemm {
   static constexpr KernelTraits traits{
       .max_threads = kThreads, .min_groups_per_sm = 2, .restartable = true};

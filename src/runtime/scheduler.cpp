@@ -11,10 +11,10 @@
 
 namespace coop::detail {
 
-Scheduler::Scheduler(std::uint32_t capacity_units)
+Scheduler::Scheduler(std::uint32_t capacity_units, bool restart_thread)
     : capacity_(capacity_units), epoch_(clock::now()) {
   if (capacity_units == 0) throw std::invalid_argument("scheduler capacity must be at least 1");
-  restarter_ = std::thread([this] { restart_loop(); });
+  if (restart_thread) restarter_ = std::thread([this] { restart_loop(); });
 }
 
 Scheduler::~Scheduler() {
@@ -23,7 +23,7 @@ Scheduler::~Scheduler() {
     stopping_ = true;
   }
   restart_cv_.notify_all();
-  restarter_.join();
+  if (restarter_.joinable()) restarter_.join();
 }
 
 // Preempted jobs restart here rather than in dispatch(): dispatch runs inside backend callbacks
@@ -34,11 +34,38 @@ void Scheduler::restart_loop() {
   for (;;) {
     restart_cv_.wait(lock, [&] { return stopping_ || !restarts_.empty(); });
     if (stopping_) return;
-    std::vector<Restart> todo;
-    todo.swap(restarts_);
-    for (const Restart& r : todo)
-      if (find(r.job)) r.job->restart(r.m);
+    restart_due();
   }
+}
+
+void Scheduler::run_restarts() {
+  std::lock_guard lock(mu_);
+  restart_due();
+}
+
+// A job restarts with its target now, not the M decided when its restart was queued: a request
+// that came meanwhile has taken the grants back (reclaim), and the job must not start on the
+// capacity handed to that task. (On an H200 the restart launched all N workgroups beside a
+// task granted at once; the task's kernels never found room, and the co-location benchmark
+// stalled.) A request that wanted the job suspended again finds it suspended, not launched.
+void Scheduler::restart_due() {
+  std::vector<JobControl*> todo;
+  todo.swap(restarts_);
+  bool suspended_again = false;
+  for (JobControl* job : todo) {
+    JobEntry* e = find(job);
+    if (!e) continue;
+    if (e->preempting) {
+      e->preempting = false;
+      e->preempted = e->suspended = true;
+      set_target(*e, 0);
+      suspended_again = true;
+      continue;
+    }
+    const bool whole = job->preemption() == JobControl::Preemption::whole;
+    job->restart(whole ? e->n : std::max(e->target, 1u));
+  }
+  if (suspended_again) dispatch();
 }
 
 void Scheduler::set_preemption(const PreemptionPolicy& p) {
@@ -317,7 +344,7 @@ void Scheduler::membership_changed(JobControl* job) {
 void Scheduler::job_finished(JobControl* job) {
   std::lock_guard lock(mu_);
   jobs_.remove_if([&](const JobEntry& e) { return e.job == job; });
-  std::erase_if(restarts_, [&](const Restart& r) { return r.job == job; });
+  std::erase_if(restarts_, [&](JobControl* r) { return r == job; });
   dispatch();
 }
 
@@ -421,7 +448,7 @@ void Scheduler::grow_jobs(std::int64_t free) {
     e->reserved = e->reserved_at_admit;
     set_target(*e, m);
     free -= std::int64_t(occupied(*e));
-    restarts_.push_back({e->job, m});
+    restarts_.push_back(e->job);
     restart_cv_.notify_one();
   }
   // Then grow jobs that run below their limit, highest priority first. A job that still owes
@@ -464,6 +491,9 @@ void Scheduler::grow_after(const TaskTicket& t, CUstream_st* stream) {
   // returns is decided at its end, as always. Preempted jobs are restarted by the host then.
   for (const auto& w : waiters_)
     if (&w != &*t.waiter) return;
+  // Nor a job whose restart is queued: its restart writes the target it has then, which would
+  // be this growth before the task's work has run.
+  if (!restarts_.empty()) return;
   for (const auto& e : jobs_)
     if (e.preempted || e.preempting) return;
   // What dispatch() would hand out once this task's units are free: the free capacity counts
@@ -658,7 +688,7 @@ void Scheduler::cancel_locked(std::list<JobEntry>::iterator it) {
   JobControl* job = it->job;
   if (it->suspended) {
     // Not on the device and, once dropped here, never restarted.
-    std::erase_if(restarts_, [&](const Restart& r) { return r.job == job; });
+    std::erase_if(restarts_, [&](JobControl* r) { return r == job; });
     jobs_.erase(it);
     job->cancel(false);
     dispatch();

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "coop/bench/percentiles.hpp"
+#include "coop/bench/watchdog.hpp"
 #include "coop/coop.hpp"
 #include "coop/memory.hpp"
 #include "options.hpp"
@@ -152,69 +153,11 @@ std::string check_items(const ManagedArray<std::uint32_t>& hits, std::uint64_t s
   return {};
 }
 
-/// Ends a stalled run with what it was doing and the runtime's state (a hang is the one failure
-/// a stress run must never turn into): progress() marks each step, and no mark for
-/// `stall_seconds` prints Runtime::describe and exits the process with 3.
-class Watchdog {
- public:
-  Watchdog(const Runtime& rt, double stall_seconds, std::FILE* log)
-      : rt_(rt),
-        log_(log),
-        stall_(std::chrono::duration_cast<clk::duration>(
-            std::chrono::duration<double>(stall_seconds))) {
-    if (stall_seconds > 0) thread_ = std::thread([this] { watch(); });
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-  /// `where` must be a string literal (kept by pointer).
-  void progress(const char* where) {
-    where_.store(where);
-    marks_.fetch_add(1);
-  }
-
- private:
-  void watch() {
-    std::unique_lock lock(mu_);
-    std::uint64_t seen = marks_.load();
-    auto last = clk::now();
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return done_; })) {
-      if (const std::uint64_t m = marks_.load(); m != seen) {
-        seen = m;
-        last = clk::now();
-      } else if (clk::now() - last > stall_) {
-        std::fprintf(log_,
-                     "STALL: no progress for %.0f s at \"%s\" (step %llu); runtime state:\n%s\n",
-                     std::chrono::duration<double>(stall_).count(), where_.load(),
-                     (unsigned long long)m, rt_.describe().c_str());
-        std::fflush(log_);
-        std::_Exit(exit_stopped);  // the stalled threads cannot be joined
-      }
-    }
-  }
-  const Runtime& rt_;
-  std::FILE* const log_;
-  const clk::duration stall_;
-  std::atomic<const char*> where_{"start"};
-  std::atomic<std::uint64_t> marks_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 // What both phases share: the runtime, the watchdog, the Churn buffers, the log and the report.
 struct Session {
   const StressOptions& o;
   Runtime& rt;
-  Watchdog& watchdog;
+  bench::Watchdog& watchdog;
   std::FILE* log;
   bool gpu;
   std::uint32_t threads;
@@ -227,7 +170,7 @@ struct Session {
   bool warm_sampled = false;  ///< a first churn job ran and `warm` holds its sample
   std::uint64_t churn_cycles = 0;
 
-  Session(const StressOptions& opts, Runtime& r, Watchdog& w, std::FILE* l)
+  Session(const StressOptions& opts, Runtime& r, bench::Watchdog& w, std::FILE* l)
       : o(opts),
         rt(r),
         watchdog(w),
@@ -503,7 +446,9 @@ int Stress::run() {
   Resources warm, end;
   {
     Runtime rt(ro);
-    Watchdog watchdog(rt, o.stall_seconds, log);
+    // A hang is the one failure a stress run must never turn into.
+    bench::Watchdog watchdog(
+        o.stall_seconds, [&] { return rt.describe(); }, log, exit_stopped);
     std::fprintf(log, "coop stress on %s: %llu kill/fork cycles, %llu tasks\n",
                  rt.device_name().c_str(), (unsigned long long)o.cycles,
                  (unsigned long long)o.tasks);

@@ -95,7 +95,9 @@ class Scheduler {
  public:
   using clock = std::chrono::steady_clock;
 
-  explicit Scheduler(std::uint32_t capacity_units);
+  /// `restart_thread`: preempted jobs restart on a thread of the scheduler's as soon as they
+  /// are due; without it, only when run_restarts() is called (tests that decide the order).
+  explicit Scheduler(std::uint32_t capacity_units, bool restart_thread = true);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -121,6 +123,8 @@ class Scheduler {
   /// Gathers capacity for a suspended job to resume with up to `m` workgroups (at least one);
   /// blocks like admit(). Returns the M to resume with.
   std::uint32_t resume(JobControl* job, std::uint32_t m);
+  /// Restarts the preempted jobs that are due, as the restart thread does.
+  void run_restarts();
 
  private:
   struct Waiter {
@@ -257,6 +261,8 @@ class Scheduler {
   void reclaim();  // ask jobs for the capacity that waiting tasks still miss
   bool suspends_for(const JobEntry& e, std::uint32_t request_units) const;
   void restart_loop();
+  /// Under the lock: restarts the jobs in restarts_ with their targets now.
+  void restart_due();
   void cancel_locked(std::list<JobEntry>::iterator it);
   /// Counts a blocking call (admit, a task's request until it has run, resume) for shutdown;
   /// refuses new ones once closed.
@@ -278,12 +284,8 @@ class Scheduler {
   double gather_deadline_s_ = 0;
   bool gather_deadline_fails_ = false;
   std::function<void(const std::string&)> gather_report_;
-  struct Restart {
-    JobControl* job;
-    std::uint32_t m;
-  };
-  std::vector<Restart> restarts_;  ///< preempted jobs to restart (outside dispatch's callers)
-  ReleaseGate* arming_ = nullptr;  ///< the request whose jobs set_target arms (request_task)
+  std::vector<JobControl*> restarts_;  ///< preempted jobs to restart (outside dispatch's callers)
+  ReleaseGate* arming_ = nullptr;      ///< the request whose jobs set_target arms (request_task)
   bool stopping_ = false;
   bool closed_ = false;
   std::uint32_t calls_ = 0;  ///< blocking calls inside the scheduler (under mu_)
