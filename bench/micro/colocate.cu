@@ -16,12 +16,13 @@
 // A run that stops making progress for --stall-seconds prints where it stopped and the
 // scheduler's and the job's state, and exits with status 3, rather than hang until an outer
 // limit kills it without a word. --forms runs only the named mechanisms (the GEMM alone and the
-// requests alone always run); --restartable runs the cooperative GEMM in its restartable form
-// (examples::RestartablePersistentGemm).
+// requests alone always run). One cooperative GEMM type only: a second one in this file
+// (examples::RestartablePersistentGemm, an option for a while) cost both 5 % of their throughput
+// (results/2026-11-28-colocation-stall/).
 //
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
 //                            [--offer-steps S] [--only gemm|colocate|processes]
-//                            [--forms NAME,NAME] [--restartable] [--stall-seconds S]
+//                            [--forms NAME,NAME] [--stall-seconds S]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -220,8 +221,7 @@ struct Options {
   std::uint64_t seed = 1;
   std::uint32_t offer_steps = examples::PersistentGemmBuffers::kDefaultOfferSteps;
   std::unordered_set<std::string> forms;  // empty: every mechanism
-  bool restartable = false;
-  double stall_s = 0;  // 0: 30 s more than a window
+  double stall_s = 0;                     // 0: 30 s more than a window
   bool runs(const std::string& mechanism) const { return forms.empty() || forms.count(mechanism); }
 };
 
@@ -272,8 +272,6 @@ Options parse(int argc, char** argv) {
     } else if (a == "--forms") {
       std::stringstream ss(value());
       for (std::string x; std::getline(ss, x, ',');) o.forms.insert(x);
-    } else if (a == "--restartable") {
-      o.restartable = true;
     } else if (a == "--stall-seconds") {
       o.stall_s = std::stod(value());
       if (!(o.stall_s > 0)) throw std::invalid_argument("--stall-seconds must be positive");
@@ -281,7 +279,7 @@ Options parse(int argc, char** argv) {
       throw std::invalid_argument(
           "usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] "
           "[--loads 0.1,0.3,0.6] [--offer-steps S] [--only gemm|colocate|processes] "
-          "[--forms NAME,NAME] [--restartable] [--stall-seconds S]");
+          "[--forms NAME,NAME] [--stall-seconds S]");
     }
   }
   if (o.stall_s == 0) o.stall_s = o.seconds + 30;
@@ -519,8 +517,7 @@ int main(int argc, char** argv) {
     // Ids by SM: a request's blocks get the SMs the GEMM's top workgroups leave whole.
     auto start_coop = [&] {
       const LaunchConfig cfg{.threads = 256, .ids_by_sm = true};
-      return o.restartable ? rt.launch<examples::RestartablePersistentGemm>(cfg, g.arm(forever))
-                           : rt.launch<PersistentGemm>(cfg, g.arm(forever));
+      return rt.launch<PersistentGemm>(cfg, g.arm(forever));
     };
     auto finish_coop = [&](Job& job) {
       watch.progress("ending the cooperative GEMM");
@@ -801,7 +798,6 @@ int main(int argc, char** argv) {
                {{"fraction", fraction},
                 {"task_launch", task_launch_name(f.launch)},
                 {"preemption", form_policy.name()},
-                {"restartable", o.restartable},
                 {"groups", job.max_groups()},
                 {"offer_steps", f.offer_steps},
                 {"gather_ms", lat_json(gathers)},
