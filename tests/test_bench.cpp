@@ -15,6 +15,7 @@
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "coop/bench/watchdog.hpp"
 #include "kernel_clock.hpp"  // the harness's own (bench/src)
 
 namespace fs = std::filesystem;
@@ -113,6 +114,39 @@ TEST(BenchCsv, FlattensObjectsQuotesTextAndLeavesArraysToTheJson) {
             "key,experiment,s,t.median,extra\n"
             "k1,e,\"a,b\",2.5,\n"
             "k2,e,,3,true\n");
+}
+
+// A run with no progress is ended with its last step and the state, with the exit code asked,
+// also when the state never comes (its lock held by the stalled thread); one that makes progress
+// is left alone.
+TEST(BenchWatchdog, EndsAStalledRunWithItsLastStepAndState) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        coop::bench::Watchdog w(
+            0.2, [] { return std::string("the state"); }, stderr, 3);
+        w.progress("the last step");
+        std::this_thread::sleep_for(std::chrono::seconds(10));
+      },
+      testing::ExitedWithCode(3), "no progress for 0.2 s at \"the last step\"(.|\n)*the state");
+  EXPECT_EXIT(
+      {
+        coop::bench::Watchdog w(
+            0.2,
+            [] {
+              std::this_thread::sleep_for(std::chrono::seconds(30));
+              return std::string();
+            },
+            stderr, 3);
+        std::this_thread::sleep_for(std::chrono::seconds(30));
+      },
+      testing::ExitedWithCode(3), "no state within 5 s");
+  coop::bench::Watchdog w(
+      0.3, [] { return std::string(); }, stderr, 3);
+  for (int i = 0; i < 10; ++i) {
+    w.progress("a step");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 TEST(BenchSummary, MedianAndPercentilesInterpolate) {

@@ -62,7 +62,7 @@ class Watchdog {
         continue;
       }
       if (clock::now() - last <= stall_) continue;
-      std::fprintf(log_, "STALL: no progress for %.0f s at \"%s\" (step %llu); runtime state:\n",
+      std::fprintf(log_, "STALL: no progress for %g s at \"%s\" (step %llu); runtime state:\n",
                    std::chrono::duration<double>(stall_).count(), where_.load(),
                    static_cast<unsigned long long>(seen));
       std::fflush(log_);
