@@ -53,8 +53,12 @@ build/cuda/coop_bench_colocate --seconds 2 --json colocate.json              # i
 build/cuda/coop_bench_colocate --only processes --seconds 2 --json processes.json
 build/cuda/coop_bench_colocate --gemm 8192x8192x512 --loads 0.3             # another shape, one load
 build/cuda/coop_bench_colocate --only gemm                                   # the GEMM alone vs cuBLAS
+build/cuda/coop_bench_colocate --forms coop-whole,green-ctx-64 --loads 0.3  # some mechanisms only
 /usr/bin/python3 scripts/colocation_report.py colocate.json processes.json   # this page
 ```
+
+A run that makes no progress for `--stall-seconds` (default: a window plus 30 s) prints where it
+stopped and `Runtime::describe`, and exits with status 3.
 
 The background is the persistent tiled GEMM of `examples/kernels/persistent_gemm.hpp` (tensor
 cores through `mma.sync` m16n8k8 TF32, K-slices of A and B brought into shared memory by asynchronous copies while
