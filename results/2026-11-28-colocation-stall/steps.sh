@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One visit, run from the unpacked kit. The co-location benchmark now reports a stall (no
 # progress for --stall-seconds: where it stopped and the scheduler's and the job's state, exit
-# status 3) instead of hanging. usage: steps.sh hunt|fixed|full|gemm|final
+# status 3) instead of hanging. usage: steps.sh hunt|fixed|full|gemm|final|barrier
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -60,6 +60,17 @@ final)
   # The benchmark with one cooperative GEMM type again (no --restartable): every mechanism in
   # one process (docs/colocation.md is made from this run and visit 3's processes).
   colocate colocate 330 --seconds 2
+  ;;
+barrier)
+  # Visit 7's micro-benchmarks read the barrier at 6 blocks per SM 1.31x grid.sync, against
+  # 1.19-1.24x in earlier runs: coop_bench_gpu of commit 4b10fb9 (before the restartable
+  # kernels' protocol changes) and of this tree, in turn on one machine.
+  for i in 1 2 3; do
+    for b in 4b10fb9 new; do
+      timeout 60 ./coop_bench_gpu_$b --json "$w/micro-$b-$i.json" > "$w/micro-$b-$i.log" 2>&1
+      note "micro $b $i" $?
+    done
+  done
   ;;
 esac
 gzip -f "$w"/*.json 2>/dev/null
