@@ -16,9 +16,7 @@
 // A run that stops making progress for --stall-seconds prints where it stopped and the
 // scheduler's and the job's state, and exits with status 3, rather than hang until an outer
 // limit kills it without a word. --forms runs only the named mechanisms (the GEMM alone and the
-// requests alone always run). One cooperative GEMM type only: a second one in this file
-// (examples::RestartablePersistentGemm, an option for a while) cost both 5 % of their throughput
-// (results/2026-11-28-colocation-stall/).
+// requests alone always run).
 //
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
 //                            [--offer-steps S] [--only gemm|colocate|processes]

@@ -508,8 +508,12 @@ class Ctx {
 /// beside five of them per SM, `coop_bench_gpu --only beside`), and the job's forked blocks,
 /// which take the top ids, share SMs only with each other. Every block of a start grid is
 /// resident (cooperative launch), so each waits until all have counted themselves. Thread 0
-/// writes the id to `id`.
-__device__ __noinline__ inline void pack_ids(DeviceState* st, std::uint32_t& id) {
+/// writes the id to `id`. One copy per kernel type K: a copy shared by two kernels of one
+/// translation unit takes `id` as a pointer, which the compiler had specialised away for a single
+/// caller, and the two persistent GEMM kernels of one file then ran 5 % slower
+/// (results/2026-11-28-colocation-stall/).
+template <class K>
+__device__ __noinline__ void pack_ids(DeviceState* st, std::uint32_t& id) {
   __shared__ std::uint32_t sm, slot, below;
   if (threadIdx.x == 0) {
     std::uint32_t s;
@@ -543,7 +547,7 @@ __device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
   Id id;
   if constexpr (ByPlace) {
     __shared__ std::uint32_t placed_id;
-    pack_ids(a.state, placed_id);
+    pack_ids<K>(a.state, placed_id);
     __syncthreads();
     id = Id{&placed_id};
   } else {
