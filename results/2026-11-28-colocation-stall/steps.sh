@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One visit, run from the unpacked kit. The co-location benchmark now reports a stall (no
 # progress for --stall-seconds: where it stopped and the scheduler's and the job's state, exit
-# status 3) instead of hanging. usage: steps.sh hunt|fixed|full|gemm|final|barrier
+# status 3) instead of hanging. usage: steps.sh hunt|fixed|full|gemm|final|barrier|verify
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -71,6 +71,24 @@ barrier)
       note "micro $b $i" $?
     done
   done
+  ;;
+verify)
+  # pack_ids one copy per kernel type: the GEMM alone from this tree's benchmark (one GEMM type)
+  # and from 79b683d's (two types), both built on this tree's headers, in turn; then the GPU
+  # tests (ids by SM: the CUDA runtime's) and the demo.
+  for i in 1 2; do
+    for b in one two; do
+      timeout 60 ./coop_bench_colocate_$b --only gemm --seconds 2 > "$w/gemm-$b-$i.log" 2>&1
+      note "gemm $b $i" $?
+    done
+  done
+  for t in test_cuda_runtime test_recipes_gpu test_semantics_gpu test_examples_gpu test_apps_gpu test_shutdown_gpu test_for_each_gpu; do
+    timeout 150 ./$t > "$w/$t.log" 2>&1
+    note $t $?
+    grep -E "^\[  (PASSED|FAILED)|Failure" "$w/$t.log" | head -4 >> "$w/rc.txt"
+  done
+  timeout 60 ./coop demo > "$w/demo.log" 2>&1
+  note demo $?
   ;;
 esac
 gzip -f "$w"/*.json 2>/dev/null
