@@ -5,7 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
+#include <future>
+#include <mutex>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -15,6 +19,7 @@
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
 #include "coop/bench/percentiles.hpp"
+#include "coop/bench/poisson.hpp"
 #include "coop/bench/watchdog.hpp"
 #include "kernel_clock.hpp"  // the harness's own (bench/src)
 
@@ -147,6 +152,111 @@ TEST(BenchWatchdog, EndsAStalledRunWithItsLastStepAndState) {
     w.progress("a step");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+// One server that takes requests in order and spends `service` on each, for the request
+// streams: what a device queue does with submitted work.
+class FifoServer {
+ public:
+  explicit FifoServer(std::chrono::milliseconds service) : service_(service) {
+    thread_ = std::thread([this] {
+      for (;;) {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        std::promise<void> done = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        std::this_thread::sleep_for(service_);
+        lock.lock();
+        --outstanding_;  // before the request is seen done, which lets another be submitted
+        lock.unlock();
+        done.set_value();
+      }
+    });
+  }
+  ~FifoServer() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  std::shared_future<void> submit() {
+    std::lock_guard lock(mu_);
+    queue_.emplace_back();
+    most_outstanding_ = std::max(most_outstanding_, ++outstanding_);
+    cv_.notify_all();
+    return queue_.back().get_future().share();
+  }
+  std::size_t most_outstanding() {
+    std::lock_guard lock(mu_);
+    return most_outstanding_;
+  }
+
+ private:
+  std::chrono::milliseconds service_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::promise<void>> queue_;
+  std::size_t outstanding_ = 0, most_outstanding_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// Requests submitted as they arrive: the same arrivals as the blocking stream for a seed, each
+// finished once and in order, every latency at least the service, the service time counted once
+// per request however deep the queue, and never more in flight than allowed, even overloaded.
+TEST(BenchPoisson, SubmittedRequestsAreTheSameArrivalsFinishedInOrder) {
+  using coop::bench::poisson;
+  using coop::bench::poisson_submitted;
+  const double seconds = 0.3, alone_ms = 2;
+  const std::size_t arrivals = poisson(2.0, alone_ms, seconds, 7, [] {}).ms.size();
+  ASSERT_GT(arrivals, 100u);  // about 300
+  FifoServer server(std::chrono::milliseconds(2));
+  std::vector<std::size_t> order;
+  const auto l = poisson_submitted(
+      2.0, alone_ms, seconds, 7, 3, [&](std::size_t) { return server.submit(); },
+      [&](std::size_t i, const std::shared_future<void>& f) {
+        f.wait();
+        order.push_back(i);
+      });
+  ASSERT_EQ(l.ms.size(), arrivals);
+  ASSERT_EQ(order.size(), arrivals);
+  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
+  for (double ms : l.ms) EXPECT_GE(ms, alone_ms);
+  EXPECT_GE(l.busy_ms, alone_ms * double(arrivals));
+  EXPECT_LE(l.busy_ms, l.span_ms);
+  EXPECT_EQ(server.most_outstanding(), 3u);  // overloaded: the bound is reached, never passed
+}
+
+// A request that fails is reported after every submitted request has been finished.
+TEST(BenchPoisson, ASubmittedRequestThatFailsIsReportedOnceAllAreFinished) {
+  FifoServer server(std::chrono::milliseconds(1));
+  std::size_t submitted = 0, finished = 0;
+  EXPECT_THROW(
+      {
+        try {
+          coop::bench::poisson_submitted(
+              0.5, 1, 0.1, 3, 4,
+              [&](std::size_t) {
+                ++submitted;
+                return server.submit();
+              },
+              [&](std::size_t i, const std::shared_future<void>& f) {
+                f.wait();
+                ++finished;
+                if (i == 2) throw std::runtime_error("request 2 failed");
+              });
+        } catch (const std::runtime_error& e) {
+          EXPECT_STREQ(e.what(), "request 2 failed");
+          throw;
+        }
+      },
+      std::runtime_error);
+  EXPECT_GT(submitted, 3u);
+  EXPECT_EQ(finished, submitted);
 }
 
 TEST(BenchSummary, MedianAndPercentilesInterpolate) {

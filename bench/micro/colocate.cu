@@ -5,7 +5,8 @@
 // highest-priority stream), checkpoint-exit-relaunch (the GEMM stopped for each request, its
 // tiles in progress parked and resumed by the next launch), green contexts (static SM splits
 // through the driver API), and coop (the GEMM as a cooperative job, each request a task asking
-// for half or nearly all of the device; the job offers inside tiles too, parking partial sums).
+// for half or nearly all of the device; the job offers inside tiles too, parking partial sums;
+// served one at a time, or submitted as they arrive through the asynchronous API).
 // Latency is measured from each request's arrival (queueing included); the background's
 // throughput is tiles per second as a fraction of the plain kernel alone on the whole device.
 // Both sides' results are checked after each run, off the measured loop. `--only processes`
@@ -87,16 +88,22 @@ __global__ void squash(float* x, std::size_t count) {
 
 struct Request {
   static constexpr int kBatch = 512, kHidden = 2048, kLayers = 4;
+  /// What one request in flight owns: its activations, a cuBLAS handle bound to its stream, and
+  /// the events around its kernels (their span on the GPU, launch gaps included, host steps
+  /// before the first and after the last left out). Requests submitted as they arrive
+  /// (poisson_submitted) are in flight together, one slot each.
+  struct Slot {
+    float* h[2] = {};
+    cublasHandle_t handle = nullptr;
+    cudaEvent_t began = nullptr, ended = nullptr;
+    bool used = false;
+  };
   float* x = nullptr;
   float* w[kLayers] = {};
-  float* h[2] = {};
-  cublasHandle_t handle = nullptr;
-  // Around the request's kernels on its stream: their span on the GPU, launch gaps included,
-  // host steps before the first and after the last left out.
-  cudaEvent_t began = nullptr, ended = nullptr;
+  std::vector<Slot> slots;
   std::vector<float> hx, hw[kLayers];
 
-  Request() {
+  explicit Request(int slot_count = 1) : slots(std::size_t(std::max(slot_count, 1))) {
     std::mt19937_64 rng(5);
     std::uniform_int_distribution<int> d(-1, 1);
     hx.resize(std::size_t(kBatch) * kHidden);
@@ -109,48 +116,76 @@ struct Request {
       CK(cudaMalloc(&w[l], hw[l].size() * 4));
       CK(cudaMemcpy(w[l], hw[l].data(), hw[l].size() * 4, cudaMemcpyHostToDevice));
     }
-    for (auto& p : h) CK(cudaMalloc(&p, hx.size() * 4));
-    check_blas(cublasCreate(&handle), "creating the cuBLAS handle");
-    CK(cudaEventCreate(&began));
-    CK(cudaEventCreate(&ended));
+    for (Slot& s : slots) {
+      for (auto& p : s.h) CK(cudaMalloc(&p, hx.size() * 4));
+      check_blas(cublasCreate(&s.handle), "creating the cuBLAS handle");
+      CK(cudaEventCreate(&s.began));
+      CK(cudaEventCreate(&s.ended));
+    }
   }
   ~Request() {
-    cudaEventDestroy(began);
-    cudaEventDestroy(ended);
-    cublasDestroy(handle);
+    for (Slot& s : slots) {
+      cudaEventDestroy(s.began);
+      cudaEventDestroy(s.ended);
+      cublasDestroy(s.handle);
+      for (auto* p : s.h) cudaFree(p);
+    }
     cudaFree(x);
     for (auto* p : w) cudaFree(p);
-    for (auto* p : h) cudaFree(p);
   }
-  /// Enqueues one request on `s` (row-major H' = squash(H W), as column-major H'^T = W^T H^T).
-  void enqueue(cudaStream_t s) {
-    check_blas(cublasSetStream(handle, s), "setting the request's stream");
-    CK(cudaEventRecord(began, s));
+  int slot_count() const { return int(slots.size()); }
+  /// Enqueues one request on `s` (row-major H' = squash(H W), as column-major H'^T = W^T H^T),
+  /// in `slot`.
+  void enqueue(cudaStream_t s, int slot = 0) {
+    Slot& o = slots.at(std::size_t(slot));
+    o.used = true;
+    check_blas(cublasSetStream(o.handle, s), "setting the request's stream");
+    CK(cudaEventRecord(o.began, s));
     const float one = 1, zero = 0;
     const float* in = x;
     for (int l = 0; l < kLayers; ++l) {
-      float* out = h[l % 2];
-      check_blas(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kHidden, kBatch, kHidden, &one, w[l],
-                             kHidden, in, kHidden, &zero, out, kHidden),
+      float* out = o.h[l % 2];
+      check_blas(cublasSgemm(o.handle, CUBLAS_OP_N, CUBLAS_OP_N, kHidden, kBatch, kHidden, &one,
+                             w[l], kHidden, in, kHidden, &zero, out, kHidden),
                  "a request's GEMM");
       squash<<<256, 256, 0, s>>>(out, std::size_t(kBatch) * kHidden);
       in = out;
     }
-    CK(cudaEventRecord(ended, s));
+    CK(cudaEventRecord(o.ended, s));
   }
-  /// The last request's kernels' span on the GPU (ms), once it is done.
-  double gpu_ms() const {
+  /// The span on the GPU (ms) of the last request in `slot`, once it is done.
+  double gpu_ms(int slot = 0) const {
     float ms = 0;
-    CK(cudaEventElapsedTime(&ms, began, ended));
+    CK(cudaEventElapsedTime(&ms, slots.at(std::size_t(slot)).began,
+                            slots.at(std::size_t(slot)).ended));
     return ms;
   }
   void run(cudaStream_t s) {
     enqueue(s);
     CK(cudaStreamSynchronize(s));
   }
-  /// The last output's first and last rows against a serial forward pass.
+  /// Every used slot's last output, first and last rows, against a serial forward pass.
   bool check() {
-    const float* out = h[(kLayers - 1) % 2];
+    if (reference.empty()) reference = forward_rows();
+    for (const Slot& o : slots) {
+      if (!o.used) continue;
+      const float* out = o.h[(kLayers - 1) % 2];
+      std::size_t next = 0;
+      for (int r : {0, kBatch - 1}) {
+        std::vector<float> got(kHidden);
+        CK(cudaMemcpy(got.data(), out + std::size_t(r) * kHidden, kHidden * 4,
+                      cudaMemcpyDeviceToHost));
+        for (int j = 0; j < kHidden; ++j)
+          if (reference[next++] != got[j]) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<float> reference;  // the first and last output rows, computed on the host
+  std::vector<float> forward_rows() const {
+    std::vector<float> rows;
     for (int r : {0, kBatch - 1}) {
       std::vector<double> act(hx.begin() + std::size_t(r) * kHidden,
                               hx.begin() + std::size_t(r + 1) * kHidden);
@@ -161,13 +196,9 @@ struct Request {
         for (auto& v : next) v = std::fmod(std::max(v, 0.0), 3.0);
         act = next;
       }
-      std::vector<float> got(kHidden);
-      CK(cudaMemcpy(got.data(), out + std::size_t(r) * kHidden, kHidden * 4,
-                    cudaMemcpyDeviceToHost));
-      for (int j = 0; j < kHidden; ++j)
-        if (float(act[j]) != got[j]) return false;
+      for (double v : act) rows.push_back(float(v));
     }
-    return true;
+    return rows;
   }
 };
 
@@ -618,9 +649,11 @@ int main(int argc, char** argv) {
       return 0;
     }
 
-    // The request alone (whole device, idle).
-    Request req;
-    req.run(high);
+    // The request alone (whole device, idle). Sixteen slots, for the forms that submit requests
+    // as they arrive (a queue deeper than that waits to submit); each slot warmed once.
+    Request req(16);
+    for (int slot = 0; slot < req.slot_count(); ++slot) req.enqueue(high, slot);
+    CK(cudaStreamSynchronize(high));
     std::vector<double> alone, alone_gpu;
     for (int r = 0; r < 300; ++r) {
       const auto t0 = clk::now();
@@ -750,18 +783,27 @@ int main(int argc, char** argv) {
       // leaving workgroups write (TaskLaunch::at_request), not after the host sees them leave.
       // coop-whole-no-pause keeps the job's workgroup 0 computing beside the request (the
       // policy's ",no-pause"), the others pause it while the request runs.
+      // The -queued forms submit each request as it arrives (Runtime::submit_fraction, as a
+      // serving system uses the asynchronous API) and wait for them in order on another thread:
+      // a request that arrives while another runs waits in the scheduler, and takes the
+      // workgroups the one before returns without the job growing and shrinking in between.
+      // The others serve one request at a time, blocking, as the other mechanisms do.
       struct CoopForm {
         const char* name;
         double share;
         std::uint32_t offer_steps;
         TaskLaunch launch = TaskLaunch::after_gather;
         bool pause_kept = true;
+        bool queued = false;
       };
       std::vector<CoopForm> forms = {
           {"coop-half", 0.5, o.offer_steps},
           {"coop-whole", 1.0, o.offer_steps},
           {"coop-whole-no-pause", 1.0, o.offer_steps, TaskLaunch::after_gather, false},
-          {"coop-whole-at-request", 1.0, o.offer_steps, TaskLaunch::at_request}};
+          {"coop-whole-at-request", 1.0, o.offer_steps, TaskLaunch::at_request},
+          {"coop-whole-queued", 1.0, o.offer_steps, TaskLaunch::after_gather, true, true},
+          {"coop-whole-queued-at-request", 1.0, o.offer_steps, TaskLaunch::at_request, true,
+           true}};
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
       const PreemptionPolicy policy = rt.preemption();
       for (const CoopForm& f : forms) {
@@ -775,25 +817,46 @@ int main(int argc, char** argv) {
         Latencies l;
         std::vector<double> gathers, runs, spans;
         bench::TaskSteps host;
+        auto submit = [&](int slot) {
+          return rt.submit_fraction(
+              fraction, [&req, slot](Task& t) { req.enqueue(t.stream(), slot); }, 1, f.launch);
+        };
+        auto finished = [&](int slot, double called, const TaskHandle& h) {
+          const TaskRecord r = h.record();
+          host.add(called, r, rt.now_ms());
+          gathers.push_back(r.gather_ms());
+          runs.push_back(r.run_ms());  // the request beside what the job kept
+          spans.push_back(req.gpu_ms(slot));
+        };
         const double rate = window_rate([&] {
-          l = poisson(load, e_ms, o.seconds, load_seed, [&] {
-            watch.progress(f.name);
-            const double called = rt.now_ms();
-            const TaskRecord r =
-                rt.submit_fraction(
-                      fraction, [&](Task& t) { req.enqueue(t.stream()); }, 1, f.launch)
-                    .record();
-            host.add(called, r, rt.now_ms());
-            gathers.push_back(r.gather_ms());
-            runs.push_back(r.run_ms());  // the request beside what the job kept
-            spans.push_back(req.gpu_ms());
-          });
+          if (!f.queued) {
+            l = poisson(load, e_ms, o.seconds, load_seed, [&] {
+              watch.progress(f.name);
+              const double called = rt.now_ms();
+              finished(0, called, submit(0));
+            });
+            return;
+          }
+          std::vector<double> called(std::size_t(req.slot_count()));
+          l = bench::poisson_submitted(
+              load, e_ms, o.seconds, load_seed, called.size(),
+              [&](std::size_t i) {
+                const int slot = int(i % called.size());
+                called[std::size_t(slot)] = rt.now_ms();
+                return submit(slot);
+              },
+              [&](std::size_t i, const TaskHandle& h) {
+                watch.progress(f.name);
+                const int slot = int(i % called.size());
+                finished(slot, called[std::size_t(slot)], h);
+              });
         });
         const JobStats st = job.stats();
         finish_coop(job);
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
         record(f.name, load, l, rate,
                {{"fraction", fraction},
+                {"submitted_at_arrival", f.queued},
                 {"task_launch", task_launch_name(f.launch)},
                 {"preemption", form_policy.name()},
                 {"groups", job.max_groups()},
