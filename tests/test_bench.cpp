@@ -8,9 +8,9 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>

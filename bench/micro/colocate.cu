@@ -802,8 +802,7 @@ int main(int argc, char** argv) {
           {"coop-whole-no-pause", 1.0, o.offer_steps, TaskLaunch::after_gather, false},
           {"coop-whole-at-request", 1.0, o.offer_steps, TaskLaunch::at_request},
           {"coop-whole-queued", 1.0, o.offer_steps, TaskLaunch::after_gather, true, true},
-          {"coop-whole-queued-at-request", 1.0, o.offer_steps, TaskLaunch::at_request, true,
-           true}};
+          {"coop-whole-queued-at-request", 1.0, o.offer_steps, TaskLaunch::at_request, true, true}};
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
       const PreemptionPolicy policy = rt.preemption();
       for (const CoopForm& f : forms) {
