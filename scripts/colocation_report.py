@@ -77,7 +77,10 @@ job's workgroups, `coop-half` for half of them; `coop-whole-at-request` is `coop
 request's kernels enqueued at the request, behind the release the GEMM's leaving workgroups write
 (`TaskLaunch::at_request`), instead of after the host sees them leave; `coop-whole-no-pause` is `coop-whole` with the job's workgroup 0 computing beside the request
 instead of paused (`PreemptionPolicy::pause_kept = false`); `coop-whole-between-tiles` is `coop-whole` with
-the GEMM offering only between tiles (`--offer-steps 0`); `interrupt-relaunch` stops the plain
+the GEMM offering only between tiles (`--offer-steps 0`); `coop-whole-queued` and
+`coop-whole-queued-at-request` submit each request at its arrival (`Runtime::submit_fraction`, as
+a serving system uses the asynchronous API) and wait for them in order on another thread, where the
+other forms serve one request at a time; `interrupt-relaunch` stops the plain
 kernel for each request (tiles in progress parked at their next checkpoint), runs the request on
 the idle device and launches the kernel again; `requests-only` is the same arrivals with no
 background at all: the floor any mechanism can reach (a Poisson stream queues behind itself).
@@ -628,6 +631,25 @@ def main():
             "0\"). The request's kernels' span on the GPU, p50, paused against computing: "
             + "; ".join(pause_lines)
             + (f" (alone {alone_gpu:.3f} ms)" if alone_gpu else "") + ".\n")
+    queued_lines = []
+    for load in loads:
+        one, sub = "coop-whole-at-request", "coop-whole-queued-at-request"
+        if at(one, load) is not None and at(sub, load) is not None:
+            keep = lambda m: next(r["background_fraction_of_alone"] for r in rows
+                                  if r["mechanism"] == m and abs(r["load"] - load) < 1e-9)
+            queued_lines.append(f"{load:.0%}: p99 {at(sub, load):.2f} against {at(one, load):.2f} ms, "
+                                f"background {keep(sub):.3f} against {keep(one):.3f}")
+    queued_text = ""
+    if queued_lines:
+        queued_text = (
+            "\n**Submitted at arrival.** Requests submitted as they arrive wait for each other in "
+            "the scheduler: one that comes while another runs takes the workgroups the other "
+            "returns, and the job does not grow and shrink in between. At the request, against one "
+            "at a time: " + "; ".join(queued_lines) + ". Only the waiter served next spins for its "
+            "grant (the others sleep), and the jobs release a task from the device only when it is "
+            "served alone (docs/cuda-backend.md, \"Released from the device\"). The tail at "
+            "60 % stayed longer over four H200 visits (`results/2026-11-28-queued-requests/`); "
+            "where the time goes there is not found.\n")
     out.append(f"""
 What bounds coop's latency here:
 
@@ -672,7 +694,7 @@ Read the tails within one run: a p99 over a few hundred requests moves with the 
   tens of microseconds, so a relaunch costs little. coop's edge is where stopping a kernel loses
   work or state: the apps below, whose phases and work queues cannot be relaunched for free.
 
-{pause_text}""")
+{pause_text}{queued_text}""")
     out.append("")
     if a.bench:
         out.extend(bench_section(a.bench, a.plots, rel))
