@@ -188,6 +188,16 @@ Runtime::TaskSize Runtime::size_of_fraction(double fraction) const {
 
 namespace detail {
 #ifdef COOP_HAVE_CUDA
+// At most one task of the process is enqueued at its request at a time; the others launch after
+// their gather. A stream waiting on a release word blocks what is submitted after it to the
+// same hardware queue (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), other streams' work
+// included: with a queue of requests each enqueued early, a later task's wait stood in front of
+// an earlier task's kernels or the control stream's writes that its own release waited for (on
+// an H200 the co-location benchmark's requests submitted at arrival stopped; its watchdog could
+// not read the job's state over the control stream). One waiting task is safe: what its release
+// needs (the target it is armed with, the tasks before it) was submitted before its wait.
+std::atomic<bool> early_task_held{false};
+
 // A task enqueued at its request (TaskLaunch::at_request): its stream, held until its work has
 // run, and the gate its stream waits behind. The requesting thread enqueues the waits and runs
 // the work; a task thread waits for the grant, opens the gate (the jobs may have already) and
@@ -203,6 +213,7 @@ class EarlyTask {
     wait_for_work();
     cudaStreamSynchronize(stream_);
     dev_.release_task_stream(stream_);
+    early_task_held.store(false, std::memory_order_release);
   }
   EarlyTask(const EarlyTask&) = delete;
   EarlyTask& operator=(const EarlyTask&) = delete;
@@ -266,7 +277,16 @@ bool Runtime::launches_at_request(TaskLaunch launch) const {
 
 std::shared_ptr<detail::EarlyTask> Runtime::early_task(TaskLaunch launch) {
 #ifdef COOP_HAVE_CUDA
-  if (launches_at_request(launch)) return std::make_shared<detail::EarlyTask>(*cuda_);
+  if (!launches_at_request(launch)) return nullptr;
+  bool free = false;
+  if (!detail::early_task_held.compare_exchange_strong(free, true, std::memory_order_acquire))
+    return nullptr;  // another task waits at its request: this one launches after its gather
+  try {
+    return std::make_shared<detail::EarlyTask>(*cuda_);
+  } catch (...) {
+    detail::early_task_held.store(false, std::memory_order_release);
+    throw;
+  }
 #else
   (void)launch;
 #endif
