@@ -21,7 +21,11 @@
 //
 // usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] [--loads 0.1,0.3,0.6]
 //                            [--offer-steps S] [--only gemm|colocate|processes]
-//                            [--forms NAME,NAME] [--stall-seconds S]
+//                            [--forms NAME,NAME] [--stall-seconds S] [--request-graph]
+//
+// --request-graph launches each request's kernels as one CUDA graph (captured once) instead of
+// one by one, for every in-process mechanism but the green contexts (the graph belongs to the
+// primary context).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <unistd.h>
@@ -96,8 +100,12 @@ struct Request {
     float* h[2] = {};
     cublasHandle_t handle = nullptr;
     cudaEvent_t began = nullptr, ended = nullptr;
+    cudaGraphExec_t graph = nullptr;  // the request's kernels as one CUDA graph (as_graph)
     bool used = false;
   };
+  /// Launch each request's kernels as one CUDA graph (captured once per slot, at its first
+  /// request) instead of one by one: no host launch between them.
+  bool as_graph = false;
   float* x = nullptr;
   float* w[kLayers] = {};
   std::vector<Slot> slots;
@@ -125,6 +133,7 @@ struct Request {
   }
   ~Request() {
     for (Slot& s : slots) {
+      if (s.graph) cudaGraphExecDestroy(s.graph);
       cudaEventDestroy(s.began);
       cudaEventDestroy(s.ended);
       cublasDestroy(s.handle);
@@ -139,8 +148,27 @@ struct Request {
   void enqueue(cudaStream_t s, int slot = 0) {
     Slot& o = slots.at(std::size_t(slot));
     o.used = true;
-    check_blas(cublasSetStream(o.handle, s), "setting the request's stream");
     CK(cudaEventRecord(o.began, s));
+    if (!as_graph) {
+      enqueue_kernels(o, s);
+    } else {
+      if (!o.graph) {
+        cudaStream_t capture = nullptr;
+        CK(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+        CK(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal));
+        enqueue_kernels(o, capture);
+        cudaGraph_t g = nullptr;
+        CK(cudaStreamEndCapture(capture, &g));
+        CK(cudaGraphInstantiate(&o.graph, g, 0));
+        CK(cudaGraphDestroy(g));
+        CK(cudaStreamDestroy(capture));
+      }
+      CK(cudaGraphLaunch(o.graph, s));
+    }
+    CK(cudaEventRecord(o.ended, s));
+  }
+  void enqueue_kernels(Slot& o, cudaStream_t s) {
+    check_blas(cublasSetStream(o.handle, s), "setting the request's stream");
     const float one = 1, zero = 0;
     const float* in = x;
     for (int l = 0; l < kLayers; ++l) {
@@ -151,7 +179,6 @@ struct Request {
       squash<<<256, 256, 0, s>>>(out, std::size_t(kBatch) * kHidden);
       in = out;
     }
-    CK(cudaEventRecord(o.ended, s));
   }
   /// The span on the GPU (ms) of the last request in `slot`, once it is done.
   double gpu_ms(int slot = 0) const {
@@ -251,6 +278,7 @@ struct Options {
   std::uint32_t offer_steps = examples::PersistentGemmBuffers::kDefaultOfferSteps;
   std::unordered_set<std::string> forms;  // empty: every mechanism
   double stall_s = 0;                     // 0: 30 s more than a window
+  bool request_graph = false;             // each request's kernels as one CUDA graph
   bool runs(const std::string& mechanism) const { return forms.empty() || forms.count(mechanism); }
 };
 
@@ -301,6 +329,8 @@ Options parse(int argc, char** argv) {
     } else if (a == "--forms") {
       std::stringstream ss(value());
       for (std::string x; std::getline(ss, x, ',');) o.forms.insert(x);
+    } else if (a == "--request-graph") {
+      o.request_graph = true;
     } else if (a == "--stall-seconds") {
       o.stall_s = std::stod(value());
       if (!(o.stall_s > 0)) throw std::invalid_argument("--stall-seconds must be positive");
@@ -308,7 +338,7 @@ Options parse(int argc, char** argv) {
       throw std::invalid_argument(
           "usage: coop_bench_colocate [--json FILE] [--seconds S] [--gemm MxNxK] "
           "[--loads 0.1,0.3,0.6] [--offer-steps S] [--only gemm|colocate|processes] "
-          "[--forms NAME,NAME] [--stall-seconds S]");
+          "[--forms NAME,NAME] [--stall-seconds S] [--request-graph]");
     }
   }
   if (o.stall_s == 0) o.stall_s = o.seconds + 30;
@@ -652,6 +682,7 @@ int main(int argc, char** argv) {
     // The request alone (whole device, idle). Sixteen slots, for the forms that submit requests
     // as they arrive (a queue deeper than that waits to submit); each slot warmed once.
     Request req(16);
+    req.as_graph = o.request_graph;
     for (int slot = 0; slot < req.slot_count(); ++slot) req.enqueue(high, slot);
     CK(cudaStreamSynchronize(high));
     std::vector<double> alone, alone_gpu;
@@ -668,9 +699,13 @@ int main(int argc, char** argv) {
     const double slo_ms = 1.2 * alone_p99 + 0.060;
     std::printf("request alone: p50 %.3f ms, p99 %.3f ms; SLO bound 1.2 x p99 + 60 us = %.3f ms\n",
                 e_ms, alone_p99, slo_ms);
-    out["request"] = {{"layers", Request::kLayers},          {"batch", Request::kBatch},
-                      {"hidden", Request::kHidden},          {"alone_ms", lat_json(alone)},
-                      {"alone_gpu_ms", lat_json(alone_gpu)}, {"slo_ms", slo_ms}};
+    out["request"] = {{"layers", Request::kLayers},
+                      {"batch", Request::kBatch},
+                      {"cuda_graph", req.as_graph},
+                      {"hidden", Request::kHidden},
+                      {"alone_ms", lat_json(alone)},
+                      {"alone_gpu_ms", lat_json(alone_gpu)},
+                      {"slo_ms", slo_ms}};
 
     std::string no_green;
     const bool green = coop::cuda::green_contexts_available(&no_green);
@@ -753,8 +788,12 @@ int main(int argc, char** argv) {
       for (unsigned part : {16u, 32u, 64u}) {
         const std::string mech = "green-ctx-" + std::to_string(part);
         if (!o.runs(mech)) continue;
-        if (!green) {
-          rows.push_back({{"mechanism", mech}, {"load", load}, {"error", no_green}});
+        if (!green || o.request_graph) {
+          rows.push_back({{"mechanism", mech},
+                          {"load", load},
+                          {"error", o.request_graph ? "--request-graph: the graph is the primary "
+                                                      "context's"
+                                                    : no_green}});
           continue;
         }
         try {
