@@ -649,7 +649,12 @@ def main():
             "grant (the others sleep), and the jobs release a task from the device only when it is "
             "served alone (docs/cuda-backend.md, \"Released from the device\"). The tail at "
             "60 % stayed longer over four H200 visits (`results/2026-11-28-queued-requests/`); "
-            "where the time goes there is not found.\n")
+            "where the time goes there is not found. These rows come from the code before only "
+            "one task of a process may wait at its request (e50e76e): in another visit, at 60 %, "
+            "the queue of requests each enqueued early stopped the device's work in one window "
+            "and collapsed in another, of four (a stream waiting on a release word holds up later "
+            "work on its hardware queue; docs/cuda-backend.md). Since, a request that comes while "
+            "another waits launches after its gather.\n")
     out.append(f"""
 What bounds coop's latency here:
 
@@ -658,6 +663,10 @@ What bounds coop's latency here:
 - **The launch.** Then the host learns that the workgroups left, and launches the request's
   kernels on the freed device. With `coop-whole-at-request`, the kernels are enqueued at the
   request and start as the leaving workgroups write the release, with no host step between.
+  Launched one by one after the grant, the request's kernels span 0.46 ms on the GPU beside the
+  job at 10–30 % load against 0.43 alone; as one CUDA graph (`--request-graph`) 0.42 against
+  0.41 (H200, `results/2026-11-28-queued-requests/`, visit 6): the host's launches between them
+  were most of the difference. At 60 % the span stays ~10 % longer either way.
 - **The regrow.** The job grows back between requests.
 - **The offers inside tiles.** `coop-whole-between-tiles` is the same job offering only between
   tiles: the difference between the two rows is what the offers inside tiles buy.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One visit, run from the unpacked kit: requests submitted as they arrive (the -queued forms of
-# coop_bench_colocate) beside those served one at a time. usage: steps.sh queued|head|gate|full
+# coop_bench_colocate) beside those served one at a time. usage: steps.sh queued|head|gate|full|graph|one-early
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -46,6 +46,26 @@ gate)
   gpu_tests test_cuda_runtime test_recipes_gpu test_semantics_gpu test_shutdown_gpu test_examples_gpu test_for_each_gpu test_apps_gpu
   timeout 60 ./coop demo > "$w/demo.log" 2>&1
   note demo $?
+  ;;
+graph)
+  # Is the request's ~8 % longer span beside the job the host's launches between its kernels?
+  # Each request's kernels launched one by one and as one CUDA graph (--request-graph, the
+  # request alone too), in turn, twice.
+  forms=requests-only,interrupt-relaunch,coop-whole,coop-whole-at-request,coop-whole-queued-at-request
+  for i in 1 2; do
+    colocate kernels-$i 200 --seconds 3 --stall-seconds 20 --forms $forms
+    colocate graph-$i 200 --seconds 3 --stall-seconds 20 --forms $forms --request-graph
+  done
+  ;;
+one-early)
+  # Visit 6 stopped twice in coop-whole-queued-at-request at 60 % (once a 20 s stall, once
+  # 48 ms p50). Now at most one task of the process is enqueued at its request at a time: that
+  # form at 60 %, four windows, twice; then the GPU tests of the task paths.
+  for i in 1 2; do
+    colocate one-early-$i 120 --seconds 3 --stall-seconds 20 \
+      --forms coop-whole-at-request,coop-whole-queued-at-request --loads 0.6,0.6
+  done
+  gpu_tests test_cuda_runtime test_recipes_gpu test_semantics_gpu
   ;;
 full)
   # Every mechanism in one process (docs/colocation.md is made from it), then the demo.
