@@ -79,12 +79,15 @@ void report(detail::Scheduler& s, ScriptedJob& job, std::uint32_t m) {
   s.membership_changed(&job);
 }
 
-/// `s` (8 units) under the shrink policy, with `job` admitted at N = 8 and reporting it.
-void admit_shrinking(detail::Scheduler& s, ScriptedJob& job) {
-  s.set_preemption(PreemptionPolicy::parse("shrink"));
+/// `s` (8 units) under `policy`, with `job` admitted at N = 8 and reporting it.
+void admit_under(detail::Scheduler& s, ScriptedJob& job, const char* policy) {
+  s.set_preemption(PreemptionPolicy::parse(policy));
   ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
   report(s, job, 8);
 }
+
+/// admit_under the shrink policy.
+void admit_shrinking(detail::Scheduler& s, ScriptedJob& job) { admit_under(s, job, "shrink"); }
 
 }  // namespace
 
@@ -129,10 +132,9 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
     SCOPED_TRACE(policy);
     const bool pauses = std::string(policy).find("no-pause") == std::string::npos;
     detail::Scheduler s(8);
-    s.set_preemption(PreemptionPolicy::parse(policy));
     ScriptedJob job;
-    ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-    report(s, job, 8);
+    admit_under(s, job, policy);
+    if (HasFatalFailure()) return;
     // Half the job: only the suspend policy takes the job down to workgroup 0 for it.
     const bool half_pauses = std::string(policy) == "suspend";
     auto half = s.request_task(4, 4, 0);
@@ -160,10 +162,9 @@ TEST(Scheduler, AJobShrunkToWorkgroupZeroForATaskIsPausedUntilNoTaskRuns) {
   for (const char* policy : {"shrink", "hybrid"}) {
     SCOPED_TRACE(policy);
     detail::Scheduler s(8);
-    s.set_preemption(PreemptionPolicy::parse(policy));
     ScriptedJob job;
-    ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-    report(s, job, 8);
+    admit_under(s, job, policy);
+    if (HasFatalFailure()) return;
     auto everything = s.request_task(8, 8, 0);
     EXPECT_EQ(job.target, 1u);
     EXPECT_FALSE(job.paused) << "paused although the request waits for the job's end";
@@ -444,10 +445,9 @@ TEST(Scheduler, OnlyATaskServedAloneIsReleasedByTheJobs) {
   for (const char* policy : {"shrink", "suspend"}) {
     SCOPED_TRACE(policy);
     detail::Scheduler s(8);
-    s.set_preemption(PreemptionPolicy::parse(policy));
     ScriptedJob job;
-    ASSERT_EQ(s.admit(&job, LaunchConfig{}, 8), 8u);
-    report(s, job, 8);
+    admit_under(s, job, policy);
+    if (HasFatalFailure()) return;
     RecordingGate first_gate, second_gate, third_gate;
     auto first = s.request_task(7, 7, 0, &first_gate);
     EXPECT_FALSE(first_gate.armed.empty()) << "the task served alone is not released by the job";
