@@ -54,6 +54,7 @@ build/cuda/coop_bench_colocate --only processes --seconds 2 --json processes.jso
 build/cuda/coop_bench_colocate --gemm 8192x8192x512 --loads 0.3             # another shape, one load
 build/cuda/coop_bench_colocate --only gemm                                   # the GEMM alone vs cuBLAS
 build/cuda/coop_bench_colocate --forms coop-whole,green-ctx-64 --loads 0.3  # some mechanisms only
+build/cuda/coop_bench_colocate --request-graph                              # each request one CUDA graph
 /usr/bin/python3 scripts/colocation_report.py colocate.json processes.json   # this page
 ```
 
