@@ -751,6 +751,27 @@ int main(int argc, char** argv) {
         record("requests-only", load, l, 0.0, {{"request_gpu_ms", lat_json(spans)}});
         print_gpu_span(spans);
       }
+      // The floor of the -queued forms below: the same stream submitted as each request
+      // arrives, in arrival order on one stream (the device runs them back to back), and
+      // waited for on another thread.
+      if (o.runs("requests-only-queued")) {
+        std::vector<double> spans;
+        const Latencies l = bench::poisson_submitted(
+            load, e_ms, o.seconds, load_seed, std::size_t(req.slot_count()),
+            [&](std::size_t i) {
+              const int slot = int(i % std::size_t(req.slot_count()));
+              req.enqueue(high, slot);
+              return slot;
+            },
+            [&](std::size_t, int slot) {
+              CK(cudaEventSynchronize(req.slots[std::size_t(slot)].ended));
+              spans.push_back(req.gpu_ms(slot));
+            });
+        if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        record("requests-only-queued", load, l, 0.0,
+               {{"request_gpu_ms", lat_json(spans)}, {"submitted_at_arrival", true}});
+        print_gpu_span(spans);
+      }
       // Stream priority only: the plain persistent GEMM on the low-priority stream.
       if (o.runs("stream-priority")) {
         PlainBackground bg(g, low, full_grid);
