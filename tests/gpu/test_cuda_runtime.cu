@@ -180,6 +180,61 @@ TEST(CudaRuntime, RequestsRacingTheJobsRegrowthAllRunAndTheJobEndsAtN) {
 }
 
 namespace {
+// fill_after's wait, then block 0 appends `v` to the log: the order in which tasks ran.
+__global__ void log_after(std::uint32_t* log, std::uint32_t* count, std::uint32_t v,
+                          std::uint64_t ns) {
+  std::uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (now - start < ns);
+  if (blockIdx.x == 0 && threadIdx.x == 0) log[atomicAdd(count, 1u)] = v;
+}
+}  // namespace
+
+// A serving system's queue: whole-device requests submitted faster than they run, beside a job,
+// enqueued at their request (one at a time per process; the others after their gather) or
+// after their gather. Every task runs once, the device runs them in submission order, nothing
+// hangs (ctest TIMEOUT; a queue of tasks each enqueued at its request once stopped an H200's
+// work), and the job is back at N at the end with as many forks as kills.
+TEST(CudaRuntime, AQueueOfRequestsBesideAJobRunsOnceEachInSubmissionOrder) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(0);
+  ASSERT_EQ(rt->backend(), Backend::cuda);
+  cudaFuncAttributes attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attr, log_after), cudaSuccess);
+  constexpr std::uint32_t kTasks = 48;
+  for (TaskLaunch launch : {TaskLaunch::after_gather, TaskLaunch::at_request}) {
+    SCOPED_TRACE(task_launch_name(launch));
+    Managed<std::uint32_t> stop, count;
+    ManagedArray<std::uint32_t> log(kTasks);
+    auto job = rt->launch<Spinner>({.threads = 128}, {stop.get()});
+    const std::uint32_t n = job.max_groups();
+    ASSERT_GT(n, 2u);
+    std::vector<TaskHandle> handles;
+    for (std::uint32_t i = 0; i < kTasks; ++i) {
+      const std::uint64_t ns = 30000 + 5000 * (i % 7);  // 30-60 us
+      handles.push_back(rt->submit_fraction(
+          1.0,
+          [&, i, ns](Task& t) {
+            log_after<<<n - 1, 128, 0, t.stream()>>>(log.data(), count.get(), i, ns);
+          },
+          0, launch));
+    }
+    for (auto& h : handles) h.wait();
+    ASSERT_EQ(*count, kTasks) << "a task did not run, or ran twice";
+    for (std::uint32_t i = 0; i < kTasks; ++i)
+      EXPECT_EQ(log[i], i) << "the device ran the tasks out of submission order";
+    EXPECT_TRUE(wait_until([&] { return job.active_groups() == n; }))
+        << "the job did not regrow (M=" << job.active_groups() << " of " << n << ")\n"
+        << rt->describe();
+    atomic_ref<std::uint32_t>(*stop).store(1);
+    job.wait();
+    const JobStats s = job.stats();
+    EXPECT_EQ(s.kills, s.forked_groups);
+  }
+}
+
+namespace {
 // Offers only once the host allows it, with 40 KB of shared memory per workgroup: the job fills
 // the scheduler's capacity while its SMs keep warp slots free, where a small task kernel would
 // run at once if nothing held it back.
