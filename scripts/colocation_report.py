@@ -84,7 +84,10 @@ a serving system uses the asynchronous API) and wait for them in order on anothe
 other forms serve one request at a time; `interrupt-relaunch` stops the plain
 kernel for each request (tiles in progress parked at their next checkpoint), runs the request on
 the idle device and launches the kernel again; `requests-only` is the same arrivals with no
-background at all: the floor any mechanism can reach (a Poisson stream queues behind itself).
+background at all: the floor any mechanism can reach (a Poisson stream queues behind itself);
+`requests-only-queued` is that floor for the forms that submit at arrival: each request
+enqueued as it arrives, in order on one stream of the idle device, and waited for on another
+thread.
 """
 
 
@@ -632,7 +635,7 @@ def main():
             "0\"). The request's kernels' span on the GPU, p50, paused against computing: "
             + "; ".join(pause_lines)
             + (f" (alone {alone_gpu:.3f} ms)" if alone_gpu else "") + ".\n")
-    queued_lines = []
+    queued_lines, floor_lines = [], []
     for load in loads:
         one, sub = "coop-whole-at-request", "coop-whole-queued-at-request"
         if at(one, load) is not None and at(sub, load) is not None:
@@ -640,22 +643,30 @@ def main():
                                   if r["mechanism"] == m and abs(r["load"] - load) < 1e-9)
             queued_lines.append(f"{load:.0%}: p99 {at(sub, load):.2f} against {at(one, load):.2f} ms, "
                                 f"background {keep(sub):.3f} against {keep(one):.3f}")
+        if at("requests-only-queued", load) is not None and at("requests-only", load) is not None:
+            floor_lines.append(f"{load:.0%}: {at('requests-only-queued', load):.2f} against "
+                               f"{at('requests-only', load):.2f} ms")
     queued_text = ""
     if queued_lines:
+        floor_text = ""
+        if floor_lines:
+            floor_text = (
+                " On the idle device, submitting at arrival is no slower (`requests-only-queued` "
+                "against `requests-only`, p99: " + "; ".join(floor_lines) + "), so the way the "
+                "benchmark submits and waits does not lengthen the tail; where the queued coop "
+                "forms' tail is longer, it is what every request pays beside the job (~70 µs: "
+                "0.49–0.51 ms for a request that found the server busy, against 0.42 on the idle "
+                "device), amplified by the queue. Chaining a queued request on the device behind "
+                "the running one, with no host step between them, was tried and left out "
+                "(`results/2026-11-28-chained-requests/`).")
         queued_text = (
             "\n**Submitted at arrival.** Requests submitted as they arrive wait for each other in "
             "the scheduler: one that comes while another runs takes the workgroups the other "
             "returns, and the job does not grow and shrink in between. At the request, against one "
             "at a time: " + "; ".join(queued_lines) + ". Only the waiter served next spins for its "
-            "grant (the others sleep), and the jobs release a task from the device only when it is "
-            "served alone (docs/cuda-backend.md, \"Released from the device\"). The tail at "
-            "60 % stayed longer over four H200 visits (`results/2026-11-28-queued-requests/`); "
-            "where the time goes there is not found. These rows come from the code before only "
-            "one task of a process may wait at its request (e50e76e): in another visit, at 60 %, "
-            "the queue of requests each enqueued early stopped the device's work in one window "
-            "and collapsed in another, of four (a stream waiting on a release word holds up later "
-            "work on its hardware queue; docs/cuda-backend.md). Since, a request that comes while "
-            "another waits launches after its gather.\n")
+            "grant (the others sleep), the jobs release a task from the device only when it is "
+            "served alone, and only one task of a process waits at its request at a time "
+            "(docs/cuda-backend.md, \"Released from the device\")." + floor_text + "\n")
     out.append(f"""
 What bounds coop's latency here:
 
@@ -667,7 +678,11 @@ What bounds coop's latency here:
   Launched one by one after the grant, the request's kernels span 0.46 ms on the GPU beside the
   job at 10–30 % load against 0.43 alone; as one CUDA graph (`--request-graph`) 0.42 against
   0.41 (H200, `results/2026-11-28-queued-requests/`, visit 6): the host's launches between them
-  were most of the difference. At 60 % the span stays ~10 % longer either way.
+  were most of the difference. At 60 % the span stays ~10 % longer either way. A whole run with
+  the graph (`results/2026-11-28-chained-requests/`, visit 3, beside the run above): the request
+  alone 0.415 ms p50; coop-whole's p99 1.01 / 1.49 / 3.37 ms at 10 / 30 / 60 % against the
+  stream alone's 0.82 / 1.16 / 2.27, background kept 0.856 / 0.620 / 0.293 (no more than with
+  the kernels one by one).
 - **The regrow.** The job grows back between requests.
 - **The offers inside tiles.** `coop-whole-between-tiles` is the same job offering only between
   tiles: the difference between the two rows is what the offers inside tiles buy.

@@ -11,20 +11,20 @@ if ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-# The co-location run (visit 4 of the queued-requests folder) and the process mechanisms (visit 3
-# of the stall folder: plain kernels in two processes, which the scheduler's changes since do not
-# touch).
-G=results/2026-11-28-queued-requests
+# The co-location run (visit 3 of the chained-requests folder) and the process mechanisms (visit
+# 3 of the stall folder: plain kernels in two processes, which the scheduler's changes since do
+# not touch).
+G=results/2026-11-28-chained-requests
 P=results/2026-11-28-colocation-stall
 R=results/2026-11-27-out-of-line
 S=results/2026-11-27-steal-scan
 F=results/2026-11-27-fresh-offer
 L=results/2026-11-27-colocation-loads
-/usr/bin/python3 scripts/colocation_report.py "$G/visit-4/colocate.json.gz" "$P/visit-3/processes.json.gz" \
+/usr/bin/python3 scripts/colocation_report.py "$G/visit-3/colocate.json.gz" "$P/visit-3/processes.json.gz" \
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
   "$L/visit-1/out-1" "$L/visit-3/out-2" "$L/visit-2/out-3" \
-  --commit 70bbf4d --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
+  --commit 1e96df8 --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
   exit 1
