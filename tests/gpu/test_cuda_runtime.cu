@@ -116,12 +116,17 @@ TEST(CudaRuntime, TasksLaunchedAtTheRequestGatherBlocksAndTheJobRegrows) {
 }
 
 namespace {
-// Spins for about `ns` nanoseconds of the GPU's clock, then writes `v` to out[0 .. n).
-__global__ void fill_after(float* out, std::uint32_t n, float v, std::uint64_t ns) {
+// Spins for about `ns` nanoseconds of the GPU's clock.
+__device__ void spin_ns(std::uint64_t ns) {
   std::uint64_t start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   while (now - start < ns);
+}
+
+// spin_ns, then writes `v` to out[0 .. n).
+__global__ void fill_after(float* out, std::uint32_t n, float v, std::uint64_t ns) {
+  spin_ns(ns);
   for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     out[i] = v;
 }
@@ -180,13 +185,10 @@ TEST(CudaRuntime, RequestsRacingTheJobsRegrowthAllRunAndTheJobEndsAtN) {
 }
 
 namespace {
-// fill_after's wait, then block 0 appends `v` to the log: the order in which tasks ran.
+// spin_ns, then block 0 appends `v` to the log: the order in which tasks ran.
 __global__ void log_after(std::uint32_t* log, std::uint32_t* count, std::uint32_t v,
                           std::uint64_t ns) {
-  std::uint64_t start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  while (now - start < ns);
+  spin_ns(ns);
   if (blockIdx.x == 0 && threadIdx.x == 0) log[atomicAdd(count, 1u)] = v;
 }
 }  // namespace
