@@ -262,7 +262,7 @@ void Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool dea
   if (deadline && gather_deadline_s_ > 0) {
     const auto due = clock::now() + std::chrono::duration_cast<clock::duration>(
                                         std::chrono::duration<double>(gather_deadline_s_));
-    if (!sleep_until_ready([&](auto&& pred) { return cv_.wait_until(lock, due, pred); })) {
+    if (!sleep_until_ready([&](auto&& pred) { return it->wake.wait_until(lock, due, pred); })) {
       const std::string what = describe_holders(*it);
       if (gather_report_) {  // not under the lock: the report may call into the runtime
         auto report = gather_report_;
@@ -278,7 +278,7 @@ void Scheduler::await(WaiterRef it, std::unique_lock<std::mutex>& lock, bool dea
     }
   }
   sleep_until_ready([&](auto&& pred) {
-    cv_.wait(lock, pred);
+    it->wake.wait(lock, pred);
     return true;
   });
   refuse_if_closed();
@@ -443,8 +443,17 @@ void Scheduler::dispatch() {
     std::uint32_t give = std::uint32_t(std::min<std::int64_t>(free, best->need - best->got));
     best->got += give;
     free -= give;
-    if (best->got == best->need) best->whole.store(true, std::memory_order_release);
+    if (best->got == best->need) {
+      best->whole.store(true, std::memory_order_release);
+      best->wake.notify_one();
+    }
   }
+  // Of the waiters still short, only the one served next has anything to do (spin for its
+  // grant, reclaim what jobs gave back meanwhile): waking every one on every dispatch, which
+  // each membership report makes, kept a queue of submitted requests' threads taking the lock
+  // in turn (on an H200 at 60 % load, submit() calls waited up to 4 ms for it, and the queue
+  // ran away).
+  if (Waiter* next = next_waiter(waiters_)) next->wake.notify_one();
   cv_.notify_all();
   if (short_waiter()) return;
   // No task waits: preemptions not acted on yet are withdrawn (a job without resizing barriers
@@ -763,7 +772,8 @@ bool Scheduler::closed() const {
 void Scheduler::shutdown(bool cancel_jobs) {
   std::unique_lock lock(mu_);
   closed_ = true;
-  cv_.notify_all();  // waiting requests fail
+  for (auto& w : waiters_) w.wake.notify_one();  // waiting requests fail
+  cv_.notify_all();
   // A job the user suspended could only go on by resume(), which is closed now: it is
   // cancelled, now or when it suspends later (a suspend() racing the shutdown).
   auto cancel_some = [&](bool all) {

@@ -137,6 +137,9 @@ class Scheduler {
     /// the lock and starts its work at once (a granted task stays a waiter until its work ends:
     /// its units are the waiter's `got`).
     std::atomic<bool> whole{false};
+    /// Its thread sleeps on this (await): dispatch() wakes only the waiters it made whole and
+    /// the one it serves next, shutdown every one.
+    std::condition_variable wake;
   };
   using WaiterRef = std::list<Waiter>::iterator;
 
@@ -275,7 +278,7 @@ class Scheduler {
   const std::uint32_t capacity_;
   const clock::time_point epoch_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  ///< shutdown waits on it for the calls and jobs to end
   std::list<JobEntry> jobs_;
   std::list<Waiter> waiters_;
   std::uint64_t seq_ = 0;
