@@ -666,7 +666,14 @@ def main():
             "at a time: " + "; ".join(queued_lines) + ". Only the waiter served next spins for its "
             "grant (the others sleep), the jobs release a task from the device only when it is "
             "served alone, and only one task of a process waits at its request at a time "
-            "(docs/cuda-backend.md, \"Released from the device\")." + floor_text + "\n")
+            "(docs/cuda-backend.md, \"Released from the device\")." + floor_text +
+            " These rows come from the code before each waiting request was woken only when "
+            "granted or served next (4fe6173): with every waiting thread woken on every "
+            "dispatch, `submit()` waited up to 4 ms for the scheduler's lock, and in other runs "
+            "of that code a queued window at 60 % ran away (p99 45–52 ms). Since, in six "
+            "windows per form at 60 %, `coop-whole-queued`'s p99 is 3.5–4.2 ms, "
+            "`coop-whole-queued-at-request`'s 3.6–5.1, and none ran away "
+            "(`results/2026-11-28-waiter-wakeups/`).\n")
     out.append(f"""
 What bounds coop's latency here:
 
