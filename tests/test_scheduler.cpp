@@ -742,6 +742,44 @@ TEST(Scheduler, TasksSubmittedWhileAThreadSpinsRunTogether) {
   EXPECT_EQ(rt->task_records().size(), 60u);
 }
 
+// A queue of submitted tasks behind one that holds the workgroups: each waits asleep, woken only
+// when it is served next or granted (Scheduler::dispatch), and each runs longer than the one
+// served next spins for its grant, so a grant nobody is woken for would leave the queue waiting
+// for ever (ctest TIMEOUT). They run one at a time, by priority, then in submission order.
+TEST(Scheduler, AQueueOfSubmittedTasksRunsByPriorityThenInOrder) {
+  auto rt = test::make_runtime(8);
+  std::uint32_t stop = 0;
+  auto job = rt->launch<Spinner>({.max_groups = 8, .threads = 2}, {&stop});
+  std::atomic<bool> holding{false}, release{false};
+  TaskHandle holder = rt->submit(7, [&](Task&) {
+    holding.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!holding.load()) std::this_thread::yield();  // granted before the queue forms
+  constexpr int kTasks = 24, kPriorities = 3;
+  std::mutex mu;
+  std::vector<int> ran;
+  std::vector<TaskHandle> queue;
+  for (int i = 0; i < kTasks; ++i)
+    queue.push_back(rt->submit(
+        7,
+        [&, i](Task&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(3));
+          std::lock_guard lock(mu);
+          ran.push_back(i);
+        },
+        i % kPriorities));
+  release.store(true);
+  for (auto& h : queue) h.wait();
+  holder.wait();
+  std::vector<int> expected;
+  for (int p = kPriorities - 1; p >= 0; --p)
+    for (int i = p; i < kTasks; i += kPriorities) expected.push_back(i);
+  EXPECT_EQ(ran, expected);
+  atomic_ref<std::uint32_t>(stop).store(1);
+  job.wait();
+}
+
 // A submitted task still waiting for capacity when the runtime shuts down fails with
 // runtime_closed, as does one whose handle was dropped (it is not lost silently either).
 TEST(Scheduler, SubmittedTasksAndShutdown) {
