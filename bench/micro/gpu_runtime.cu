@@ -702,16 +702,21 @@ struct StageJob {
     unsigned long long* out_ns;   // atomicMax: a killed workgroup left
     // [0] atomicMin: a wanted workgroup (one of the top query() ids) saw the request;
     // [1] atomicMin: the first killed workgroup left; [2] workgroup 0's iterations;
-    // [3] atomicMax: a workgroup began its first iteration (the last joiner of a regrowth)
+    // [3] atomicMax: a workgroup began its first iteration (the last joiner of a regrowth);
+    // [4] atomicMin: the same, the first joiner; [5] atomicMin: a fork added workgroups
     unsigned long long* more;
   };
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
     float x = float(ctx.local_id());
-    bool first = true;  // a joiner too: it enters the loop after the fork below
+    bool first = true;        // a joiner too: it enters the loop after the fork below
+    std::uint32_t added = 0;  // by this workgroup's last fork (a joiner starts after it: 0)
     COOP_BEGIN(ctx);
     while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load(memory_order::relaxed)) == 0) {
-      if (first && ctx.local_id() == 0) stamp_max(p.more + 3);
+      if (first && ctx.local_id() == 0) {
+        stamp_max(p.more + 3);
+        stamp_min(p.more + 4);
+      }
       first = false;
       x = work(x, p.work);
       stamp_request(ctx, p, ctx.query());
@@ -722,7 +727,12 @@ struct StageJob {
         }
         return;
       }
-      COOP_REQUEST_FORK(ctx);
+      // COOP_REQUEST_FORK, keeping what the fork added (reading M instead would add a load to
+      // every iteration): the forker stamps when its fork added workgroups.
+      // clang-format off
+      added = ctx.request_fork(__LINE__); [[fallthrough]]; case __LINE__:
+        // clang-format on
+        if (added > 0 && ctx.local_id() == 0) stamp_min(p.more + 5);
     }
     if (x == 12345.f) *p.stop = 2;
     COOP_END(ctx);
@@ -828,9 +838,10 @@ json bench_stages(Runtime& rt, int reps) {
   CK(cudaFuncGetAttributes(&attr, clock_probe));
   ClockProbe probe;
   ManagedArray<std::uint32_t> stop(1);
-  unsigned long long* stamps =
-      nullptr;  // seen, out, first, last, wanted seen, first out, iterations, last joiner
-  CK(cudaMalloc(&stamps, 8 * sizeof(unsigned long long)));
+  // seen, out, first, last, wanted seen, first out, iterations, last joiner, first joiner, fork
+  constexpr int kStamps = 10;
+  unsigned long long* stamps = nullptr;
+  CK(cudaMalloc(&stamps, kStamps * sizeof(unsigned long long)));
   float* sink = nullptr;
   CK(cudaMalloc(&sink, sizeof(float)));
   int least = 0, greatest = 0;
@@ -842,7 +853,7 @@ json bench_stages(Runtime& rt, int reps) {
   // The offer interval: about 2.4 us per iteration at 300 (all three ways of starting the
   // task), longer at 1000 (coop's default way only: what a longer interval costs, stage by stage).
   for (const std::uint32_t job_work : {300u, 1000u}) {
-    CK(cudaMemset(stamps, 0, 8 * sizeof(unsigned long long)));
+    CK(cudaMemset(stamps, 0, kStamps * sizeof(unsigned long long)));
     stop[0] = 0;
     auto job = rt.launch<StageJob>({.threads = 256},
                                    {stop.data(), job_work, stamps, stamps + 1, stamps + 4});
@@ -859,11 +870,12 @@ json bench_stages(Runtime& rt, int reps) {
       for (std::uint32_t k : {1u, n / 4, n / 2, n - 1}) {
         const std::int64_t offset = probe.offset();
         std::vector<double> seen_us, out_us, record_us, host_us, first_us, done_us, regrow_us,
-            wanted_us, first_out_us, joined_us;
+            wanted_us, first_out_us, joined_us, fork_us, first_joined_us;
         for (int rep = 0; rep < reps; ++rep) {
           const unsigned long long init[6] = {~0ull, 0, ~0ull, 0, ~0ull, ~0ull};
           CK(cudaMemcpy(stamps, init, sizeof init, cudaMemcpyHostToDevice));
-          CK(cudaMemset(stamps + 7, 0, sizeof(unsigned long long)));
+          const unsigned long long regrowth[3] = {0, ~0ull, ~0ull};
+          CK(cudaMemcpy(stamps + 7, regrowth, sizeof regrowth, cudaMemcpyHostToDevice));
           auto launch = [&](cudaStream_t s) {
             stage_task<<<k, 256, 0, s>>>(task_work, stamps + 2, stamps + 3, sink);
           };
@@ -885,12 +897,16 @@ json bench_stages(Runtime& rt, int reps) {
               std::chrono::duration<double, std::micro>(clk::now() - t_end).count());
           // The last joiners' first iterations, once their blocks run.
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          unsigned long long st[8];
+          unsigned long long st[kStamps];
           CK(cudaMemcpy(st, stamps, sizeof st, cudaMemcpyDeviceToHost));
-          // On the device's clock: from the task's last block's end to the regrowth's last
-          // joiner running (k of them forked back).
-          if (st[7] != 0 && st[3] != 0)
-            joined_us.push_back(double(std::int64_t(st[7] - st[3])) / 1e3);
+          // On the device's clock: from the task's last block's end to the fork that grows the
+          // job back, to its first joiner running, and to its last (k of them forked back).
+          if (st[3] != 0) {
+            if (st[7] != 0) joined_us.push_back(double(std::int64_t(st[7] - st[3])) / 1e3);
+            if (st[8] != ~0ull)
+              first_joined_us.push_back(double(std::int64_t(st[8] - st[3])) / 1e3);
+            if (st[9] != ~0ull) fork_us.push_back(double(std::int64_t(st[9] - st[3])) / 1e3);
+          }
           auto since = [&](unsigned long long dev) {
             return double(std::int64_t(dev) - t0_dev) / 1e3;
           };
@@ -915,13 +931,16 @@ json bench_stages(Runtime& rt, int reps) {
                                            : "coop (at request, device release)";
         Stat sn = stat(seen_us), ou = stat(out_us), rc = stat(record_us), hs = stat(host_us),
              fb = stat(first_us), dn = stat(done_us), rg = stat(regrow_us), ws = stat(wanted_us),
-             fo = stat(first_out_us), jn = stat(joined_us);
+             fo = stat(first_out_us), jn = stat(joined_us), fk = stat(fork_us),
+             fj = stat(first_joined_us);
         std::printf(
             "stages %-28s k=%4s: seen %.1f | wanted seen %.1f | first out %.1f | out %.1f | "
             "record read %.1f | host %.1f | first block %.1f (p99 %.1f) | done %.1f (p99 %.1f) | "
-            "regrow %.1f us (host), task end -> last joiner running %.1f (p99 %.1f) us (device)\n",
+            "regrow %.1f us (host), task end -> fork %.1f, first joiner %.1f, last joiner "
+            "running %.1f (p99 %.1f) us (device)\n",
             how, std::to_string(k).c_str(), sn.median, ws.median, fo.median, ou.median, rc.median,
-            hs.median, fb.median, fb.p99, dn.median, dn.p99, rg.median, jn.median, jn.p99);
+            hs.median, fb.median, fb.p99, dn.median, dn.p99, rg.median, fk.median, fj.median,
+            jn.median, jn.p99);
         out.push_back({{"mechanism", mechanism == 0   ? "launch_when_gathered"
                                      : mechanism == 1 ? "pre_enqueued"
                                                       : "at_request_device_release"},
@@ -936,6 +955,8 @@ json bench_stages(Runtime& rt, int reps) {
                        {"request_to_first_task_block_us", to_json(fb)},
                        {"request_to_task_done_us", to_json(dn)},
                        {"task_end_to_job_regrown_us", to_json(rg)},
+                       {"task_done_to_fork_device_us", to_json(fk)},
+                       {"task_done_to_first_joiner_running_device_us", to_json(fj)},
                        {"task_done_to_last_joiner_running_device_us", to_json(jn)},
                        {"device_minus_host_clock_ns", offset}});
       }
