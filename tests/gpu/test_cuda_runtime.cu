@@ -185,6 +185,81 @@ TEST(CudaRuntime, RequestsRacingTheJobsRegrowthAllRunAndTheJobEndsAtN) {
 }
 
 namespace {
+// Carries its forker's id in the transmitted state. A workgroup that starts at the fork point
+// (one whose state is not its own) counts itself and checks what it carries.
+struct CarriesItsForker {
+  struct Params {
+    std::uint32_t* stop;
+    std::uint32_t* joined;
+    std::uint32_t* bad;
+  };
+  struct Transmit {
+    std::uint32_t forker;
+    std::uint32_t check;
+  };
+  static COOP_HD std::uint32_t check_of(std::uint32_t id) { return ~id * 2654435761u; }
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    while (ctx.broadcast(atomic_ref<std::uint32_t>(*p.stop).load()) == 0) {
+      COOP_OFFER_KILL(ctx);
+      t.forker = ctx.group_id();
+      t.check = check_of(ctx.group_id());
+      COOP_REQUEST_FORK(ctx);
+      if (ctx.local_id() == 0 && t.forker != ctx.group_id()) {
+        atomic_ref<std::uint32_t>(*p.joined).fetch_add(1);
+        if (t.check != check_of(t.forker) || t.forker > ctx.group_id())
+          atomic_ref<std::uint32_t>(*p.bad).fetch_add(1);
+      }
+      ctx.pause();
+    }
+    COOP_END(ctx);
+  }
+};
+}  // namespace
+
+// After each task the job grows back (in stream order behind the task, or by the host: ctest
+// runs this binary both ways), and every workgroup its fork adds starts once, at the fork
+// point, with its forker's transmitted state, whatever the task's size and launch; the job
+// ends at N with as many forks as kills.
+TEST(CudaRuntime, EachWorkgroupTheRegrowthForksStartsOnceWithItsForkersState) {
+  COOP_SKIP_UNDER_SANITIZER();
+  auto rt = test::make_runtime(0);
+  ASSERT_EQ(rt->backend(), Backend::cuda);
+  cudaFuncAttributes attr{};
+  ASSERT_EQ(cudaFuncGetAttributes(&attr, fill_after), cudaSuccess);
+  Managed<std::uint32_t> stop, joined, bad;
+  auto job = rt->launch<CarriesItsForker>({.threads = 128}, {stop.get(), joined.get(), bad.get()});
+  const std::uint32_t n = job.max_groups();
+  ASSERT_GT(n, 8u);
+  ManagedArray<float> out(4096);
+  for (std::uint32_t i = 0; i < 64; ++i) {
+    const std::uint32_t sizes[] = {n - 1, 1u, n / 2, n / 4};
+    const std::uint32_t k = sizes[i % 4];
+    const TaskLaunch launch = (i / 4) % 2 ? TaskLaunch::at_request : TaskLaunch::after_gather;
+    const float v = float(i + 1);
+    TaskHandle h = rt->submit(
+        k,
+        [&](Task& t) {
+          fill_after<<<k, 128, 0, t.stream()>>>(out.data(), std::uint32_t(out.size()), v, 30000);
+        },
+        0, launch);
+    h.wait();
+    ASSERT_EQ(out[0], v) << "the task's kernel did not run";
+    ASSERT_TRUE(wait_until([&] { return job.active_groups() == n; }))
+        << "the job did not regrow after a task of " << k << " (M=" << job.active_groups() << ")\n"
+        << rt->describe();
+  }
+  atomic_ref<std::uint32_t>(*stop).store(1);
+  job.wait();
+  const JobStats s = job.stats();
+  EXPECT_EQ(*bad, 0u) << "a joining workgroup did not carry its forker's state";
+  EXPECT_EQ(*joined, s.forked_groups) << "a forked workgroup did not start at the fork point once";
+  EXPECT_EQ(s.kills, s.forked_groups);
+  EXPECT_GT(s.forked_groups, 0u);
+}
+
+namespace {
 // spin_ns, then block 0 appends `v` to the log: the order in which tasks ran.
 __global__ void log_after(std::uint32_t* log, std::uint32_t* count, std::uint32_t v,
                           std::uint64_t ns) {
