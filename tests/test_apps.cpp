@@ -287,6 +287,47 @@ TEST(Apps, OctreeOfNestedClumpsOutgrowsTheFirstGuess) {
   EXPECT_TRUE(v.ok) << v.detail;
 }
 
+/// runs_per_kernel: the kernel runs the app again from the buffers it saved before the first
+/// run, under adversarial schedules (kills and forks inside the runs and at the restarts), in
+/// every persistent form. The result alone would not tell a restart that restored nothing (the
+/// second run would find the first's answer and stop at once): the barriers must be R runs'
+/// worth, exactly R times one run's plus two per restart where the app's rounds do not depend
+/// on the schedule.
+TEST(Apps, RunsPerKernelStartEachRunFromTheSavedBuffers) {
+  auto rt = test::make_runtime(8);
+  const char* shapes[] = {"road:600", "grid:20x30", "rmat:9"};
+  for (std::uint32_t seed = 1; seed <= (test::kOnGpu ? 6u : 9u); ++seed) {
+    const auto g = gen(shapes[seed % 3], seed);
+    for (const auto& app : graph_apps()) {
+      const apps::Input in = input_for(app, g, seed);
+      const std::uint32_t runs = 2 + seed % 3;
+      apps::RunConfig one{.groups = 1 + seed % 8, .threads = test::kOnGpu ? 64u : 1 + seed % 4};
+      const apps::Result single = apps::run(*rt, in, one);
+      for (int how = 0; how < 3; ++how) {
+        apps::RunConfig cfg = one;
+        cfg.runs_per_kernel = runs;
+        if (how == 0) cfg.form = Form::standalone;
+        if (how >= 1) cfg.policy = test::adversarial(seed * 3 + std::uint64_t(how));
+        cfg.yield_in_phases = how == 2;
+        const apps::Result r = apps::run(*rt, in, cfg);
+        const apps::Validation v = apps::validate(in, r);
+        const std::string what = app + " on " + shapes[seed % 3] + ", " + std::to_string(runs) +
+                                 " runs, " +
+                                 (how == 0   ? "standalone"
+                                  : how == 1 ? "cooperative"
+                                             : "yielding");
+        EXPECT_TRUE(v.ok) << what << ": " << v.detail;
+        if (how == 0) continue;  // a plain persistent kernel counts no barriers
+        const std::uint64_t expected = runs * single.stats.barriers + 2 * (runs - 1);
+        if (app == "l-sssp")  // its rounds depend on the order of the relaxations
+          EXPECT_GE(2 * r.stats.barriers, expected) << what;
+        else
+          EXPECT_EQ(r.stats.barriers, expected) << what;
+      }
+    }
+  }
+}
+
 TEST(Apps, BadInputsAreRefused) {
   auto rt = test::make_runtime(4);
   apps::Input in = input_for("bfs", gen("grid:4x4"));
@@ -301,4 +342,11 @@ TEST(Apps, BadInputsAreRefused) {
   EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
   in = input_for("nope", nullptr);
   EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
+  // Runs inside one kernel: phased apps in a persistent form, at least one.
+  in = input_for("octree", nullptr);
+  EXPECT_THROW(apps::run(*rt, in, {.runs_per_kernel = 2}), std::invalid_argument);
+  in = input_for("bfs", gen("grid:4x4"));
+  EXPECT_THROW(apps::run(*rt, in, {.form = Form::multi_launch, .runs_per_kernel = 2}),
+               std::invalid_argument);
+  EXPECT_THROW(apps::run(*rt, in, {.runs_per_kernel = 0}), std::invalid_argument);
 }

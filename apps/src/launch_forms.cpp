@@ -58,11 +58,15 @@ void run_phased(Runtime& rt, const RunConfig& cfg, Buffers& b, Result& r) {
   if (cfg.form != Form::multi_launch) {
     ManagedArray<LoopCursor> cursor(1);  // the phases' loop cursor, fresh for this run
     cursor.to_device();
-    const typename Phased<A>::Params params{b.params, cursor.data(), cfg.form == Form::standalone};
+    RunSnapshot saved;  // the buffers before the first run, when the kernel runs it again
+    if (cfg.runs_per_kernel > 1) b.save(saved);
+    const typename Phased<A>::Params params{
+        b.params,     cursor.data(), cfg.form == Form::standalone, cfg.runs_per_kernel,
+        saved.view(), b.initial()};
     if (cfg.yield_in_phases && cfg.form == Form::cooperative)
-      run_kernel<Phased<A, true>>(rt, cfg, params, {b.initial(), 0, 0}, r);
+      run_kernel<Phased<A, true>>(rt, cfg, params, {b.initial(), 0, 0, 0}, r);
     else
-      run_kernel<Phased<A>>(rt, cfg, params, {b.initial(), 0, 0}, r);
+      run_kernel<Phased<A>>(rt, cfg, params, {b.initial(), 0, 0, 0}, r);
     return;
   }
   const std::uint32_t threads = threads_of(rt, cfg);

@@ -203,6 +203,10 @@ class AppJob : public ThreadedJob {
       : ThreadedJob(std::string(info.name)), info_(info), in_(std::move(in)) {
     if (cfg.form == apps::Form::multi_launch && !info.multi_launch)
       throw std::invalid_argument(name() + " has no multi-launch form");
+    if (cfg.form == apps::Form::multi_launch && cfg.runs_per_kernel > 1)
+      throw std::invalid_argument(
+          "runs_per_kernel: the multi-launch form has no persistent kernel "
+          "to run the app again in");
     start([this, &rt, cfg](const std::function<void(const Job&)>& publish) mutable {
       cfg.on_job = publish;
       result_ = apps::run(rt, in_, cfg);
@@ -273,6 +277,7 @@ std::vector<std::string> parameter_names(const std::string& name) {
   if (is_example(name)) return example_parameter_names(name);
   std::vector<std::string> names = kInputParams;
   names.insert(names.end(), kLaunchParams.begin(), kLaunchParams.end());
+  if (apps::find_app(name).multi_launch) names.push_back("runs_per_kernel");  // phased apps
   return names;
 }
 
@@ -281,6 +286,8 @@ std::unique_ptr<ThreadedJob> launch(Runtime& rt, const std::string& name, const 
   if (is_example(name)) return launch_example(rt, name, params);
   const apps::AppInfo& info = apps::find_app(name);
   apps::RunConfig cfg = run_config(params);
+  cfg.runs_per_kernel = std::uint32_t(
+      get_int(params, "runs_per_kernel", 1, 1, std::numeric_limits<std::uint32_t>::max()));
   auto job = std::make_unique<AppJob>(rt, info, read_input(info, params), cfg);
   job->wait_started();
   return job;

@@ -60,6 +60,20 @@ def test_every_form_of_bfs_on_a_grid(rt):
         assert job.result().tolist() == want, form
 
 
+def test_runs_per_kernel_repeats_the_run_inside_one_launch(rt):
+    rows, cols = 7, 9
+    want = [r + c for r in range(rows) for c in range(cols)]
+    one = rt.launch_app("bfs", gen=f"grid:{rows}x{cols}")
+    one.wait()
+    job = rt.launch_app("bfs", gen=f"grid:{rows}x{cols}", runs_per_kernel=3, policy="adversarial:5")
+    job.wait()
+    assert job.result().tolist() == want
+    # Three runs' barriers and two per restart: the restarts ran the app again from the start.
+    assert job.stats()["barriers"] == 3 * one.stats()["barriers"] + 4
+    with pytest.raises(TypeError, match="unexpected keyword 'runs_per_kernel'"):
+        rt.launch_app("octree", particles=2000, runs_per_kernel=2)
+
+
 def test_results_of_the_other_apps_are_valid(rt):
     color = rt.launch_app("color", graph=ROME, policy="adversarial:9")
     game = rt.launch_app("game", moves="3,3", depth=4)

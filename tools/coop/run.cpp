@@ -47,6 +47,7 @@ struct RunOptions {
   std::string moves;
   std::uint32_t depth = 7;
   std::uint32_t repeat = 1;
+  std::uint32_t runs_per_kernel = 1;
   bool validate = false;
   std::string output;
   std::string save_graph;  ///< write the graph in coop's binary format here
@@ -153,6 +154,14 @@ void add_run_options(CLI::App& app, RunOptions& r) {
   app.add_option("--repeat", r.repeat, "runs (the median is reported)")
       ->capture_default_str()
       ->check(positive());
+  using apps::AppId;
+  r.app_specific.push_back(
+      {app.add_option("--runs-per-kernel", r.runs_per_kernel,
+                      "phased apps, cooperative and standalone forms: run the app this many "
+                      "times inside one kernel launch (a long job; the time covers them all)")
+           ->capture_default_str()
+           ->check(positive()),
+       {AppId::color, AppId::mis, AppId::p_sssp, AppId::bfs, AppId::l_sssp, AppId::bc}});
   app.add_flag("--validate", r.validate, "check against the CPU reference (exit 1 if wrong)");
   app.add_option("--output", r.output, "write the result, one line per vertex");
   add_json_flag(app, r.json);
@@ -176,6 +185,10 @@ void check_combination(const RunOptions& o) {
     throw usage_error(o.app + " does not read a graph");
   if (parse_form(o.form) == apps::Form::multi_launch && !apps::has_multi_launch(o.app))
     throw usage_error("--form multi-launch: " + o.app + " has no multi-launch form");
+  if (parse_form(o.form) == apps::Form::multi_launch && o.runs_per_kernel > 1)
+    throw usage_error(
+        "--runs-per-kernel: the multi-launch form has no persistent kernel to run "
+        "the app again in");
   if (!o.save_graph.empty() && std::filesystem::path(o.save_graph).extension() != ".coopcsr")
     throw usage_error("--save-graph " + o.save_graph +
                       ": the file must end in .coopcsr (coop's binary format, which it writes)");
@@ -277,6 +290,7 @@ void print_json(const RunOptions& o, const InputLabel& label, const Runtime& rt,
     j["kills"] = r.stats.kills;
     j["forked_groups"] = r.stats.forked_groups;
     j["barriers"] = r.stats.barriers;
+    j["runs_per_kernel"] = cfg.runs_per_kernel;
   }
   if (out.validation)
     j["validation"] = {{"ok", out.validation->ok}, {"detail", out.validation->detail}};
@@ -288,6 +302,8 @@ void print_text(const RunOptions& o, const InputLabel& label, const Runtime& rt,
   std::printf("%s on %s (%s, %s, %s): %.3f ms%s\n", o.app.c_str(), input_text(label).c_str(),
               apps::form_name(cfg.form), backend_name(rt.backend()), rt.device_name().c_str(),
               out.median_ms, out.times.size() > 1 ? " (median)" : "");
+  if (cfg.runs_per_kernel > 1)
+    std::printf("  %u runs of the app in each kernel launch\n", cfg.runs_per_kernel);
   if (!label.description.empty()) std::printf("  input: %s\n", label.description.c_str());
   std::printf("  %s\n", summary.c_str());
   const apps::Result& r = out.result;
@@ -349,6 +365,7 @@ int Run::run() {
   cfg.groups = o.groups;
   cfg.threads = o.threads;
   cfg.shared_carveout = o.carveout;
+  cfg.runs_per_kernel = o.runs_per_kernel;
 
   Outcome out;
   for (std::uint32_t i = 0; i < std::max(1u, o.repeat); ++i) {

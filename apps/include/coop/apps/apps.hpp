@@ -89,6 +89,12 @@ struct RunConfig {
   /// GPU: LaunchConfig::ids_by_sm (the first grid's ids by SM, so that tasks get whole SMs).
   /// Off by default: phases with less work than the grid then run on few SMs.
   bool ids_by_sm = false;
+  /// Phased apps, cooperative and standalone forms: runs of the app inside one kernel launch.
+  /// After each but the last, the kernel restores the buffers the run wrote (device-side copies
+  /// made before the first) and starts again, so one launch runs as long as a user's long job
+  /// does: a high-priority stream's kernel cannot slip in between the runs. Result::ms and the
+  /// job's stats cover all of them; the result is the last run's.
+  std::uint32_t runs_per_kernel = 1;
 };
 
 struct Result {

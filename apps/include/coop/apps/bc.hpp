@@ -125,6 +125,14 @@ struct BcRun {
               bc.data(),   flags.data()};
   }
   Bc::State initial() const { return {}; }
+  /// What a run writes that the next one reads before writing (RunConfig::runs_per_kernel).
+  void save(RunSnapshot& s) {
+    s.add(dist);
+    s.add(sigma);
+    s.add(delta);
+    s.add(bc);
+    s.add(flags);
+  }
   ManagedArray<std::uint32_t> sources;
   ManagedArray<std::int32_t> dist;
   ManagedArray<double> sigma, delta, bc;

@@ -72,6 +72,12 @@ struct BfsRun {
     params = {g.view(), level.data(), {q0.data(), q1.data()}, size.data()};
   }
   Bfs::State initial() const { return {0, 0, entries}; }
+  /// What a run writes that the next one reads before writing (RunConfig::runs_per_kernel).
+  void save(RunSnapshot& s) {
+    s.add(level);
+    s.add(q0, entries);
+    s.add(size);
+  }
   ManagedArray<std::int32_t> level;
   ManagedArray<std::uint32_t> q0, q1, size;
   Bfs::Params params;

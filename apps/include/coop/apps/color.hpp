@@ -73,6 +73,12 @@ struct ColorRun {
     params = {sym.view(), color.data(), wins.data(), flags.data(), priority, seed};
   }
   Color::State initial() const { return {}; }
+  /// What a run writes that the next one reads before writing (RunConfig::runs_per_kernel; `wins`
+  /// is written before it is read in every round).
+  void save(RunSnapshot& s) {
+    s.add(color);
+    s.add(flags);
+  }
   ManagedArray<std::int32_t> color;
   ManagedArray<std::uint8_t> wins;
   ManagedArray<std::uint32_t> flags;

@@ -77,6 +77,12 @@ struct MisRun {
     params = {sym.view(), state.data(), candidate.data(), flags.data(), priority, seed};
   }
   Mis::State initial() const { return {}; }
+  /// What a run writes that the next one reads before writing (RunConfig::runs_per_kernel; each
+  /// `candidate` set in a round is cleared in it).
+  void save(RunSnapshot& s) {
+    s.add(state);
+    s.add(flags);
+  }
   ManagedArray<std::int32_t> state;
   ManagedArray<std::uint8_t> candidate;
   ManagedArray<std::uint32_t> flags;

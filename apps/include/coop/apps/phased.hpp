@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "coop/apps/common.hpp"
 #include "coop/for_each.hpp"
 #include "coop/kernel.hpp"
 #include "coop/runtime.hpp"
@@ -81,11 +82,17 @@ struct PhasedState {
     LoopCursor* cursor;  ///< the phases' loop cursor (one per run; YieldInPhases only)
     /// Mode::persistent on the CPU backend: a grid-stride loop per phase, the baseline.
     bool grid_stride;
+    /// Runs of the app in this kernel (RunConfig::runs_per_kernel); after each but the last
+    /// the kernel copies `restore` back and starts again from `initial`.
+    std::uint32_t runs_per_kernel = 1;
+    RunRestore restore{};
+    typename A::State initial{};
   };
   struct Transmit {
     typename A::State state{};
     std::uint32_t phase = 0;  ///< the phase the next round of work belongs to
     std::uint32_t epoch = 0;  ///< the cursor's epoch: phases so far
+    std::uint32_t runs = 0;   ///< runs of the app finished (RunConfig::runs_per_kernel)
   };
 };
 
@@ -133,7 +140,17 @@ struct Phased : PhasedState<A> {
       t.phase = t.phase + 1 == A::kPhases ? 0 : t.phase + 1;
       ++t.epoch;
       COOP_RESIZING_BARRIER(ctx);
-      if (t.phase == 0 && !A::advance(p.app, t.state)) break;
+      if (t.phase == 0 && !A::advance(p.app, t.state)) {
+        if (++t.runs >= p.runs_per_kernel) break;
+        // Again from the start (RunConfig::runs_per_kernel): the buffers as they were before
+        // the first run, copied back by every workgroup's stride of them between two barriers
+        // (every thread has read what the run left, in advance, before the copy overwrites it,
+        // and the copy is whole before the next run reads it).
+        t.state = p.initial;
+        COOP_RESIZING_BARRIER(ctx);
+        p.restore.copy(ctx.global_id(), ctx.global_size());
+        COOP_RESIZING_BARRIER(ctx);
+      }
     }
     COOP_END(ctx);
   }

@@ -85,6 +85,13 @@ struct LSsspRun {
     params = {g.view(), dist.data(), stamp.data(), {q0.data(), q1.data()}, size.data()};
   }
   LSssp::State initial() const { return {0, 0, entries}; }
+  /// What a run writes that the next one reads before writing (RunConfig::runs_per_kernel).
+  void save(RunSnapshot& s) {
+    s.add(dist);
+    s.add(stamp);
+    s.add(q0, entries);
+    s.add(size);
+  }
   ManagedArray<std::uint64_t> dist;
   ManagedArray<std::uint32_t> stamp, q0, q1, size;
   LSssp::Params params;
@@ -146,6 +153,12 @@ struct PSsspRun {
     params = {transposed.view(), dist.data(), next.data(), flags.data()};
   }
   PSssp::State initial() const { return {}; }
+  /// What a run writes that the next one reads before writing (RunConfig::runs_per_kernel).
+  void save(RunSnapshot& s) {
+    s.add(dist);
+    s.add(next);
+    s.add(flags);
+  }
   ManagedArray<std::uint64_t> dist, next;
   ManagedArray<std::uint32_t> flags;
   PSssp::Params params;
