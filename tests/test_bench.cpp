@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -55,6 +56,7 @@ json colocate_config() {
     "colocate": {
       "loads": [0.3],
       "seconds": 0.4,
+      "kernel_seconds": 0.15,
       "request": {"task": "matmul", "gpu_ms": 2},
       "mechanisms": [
         {"name": "requests-only", "background": "none"},
@@ -623,6 +625,13 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
       continue;
     }
     EXPECT_GE(r["background_runs"].get<std::size_t>(), 1u) << mech;
+    // A long job: as many runs in one launch as fill kernel_seconds of one plain run alone.
+    const double single = r["background_single_run_ms"];
+    const auto runs = r["runs_per_kernel"].get<std::uint32_t>();
+    EXPECT_EQ(runs, std::max(1u, std::uint32_t(std::ceil(150 / single)))) << mech;
+    if (runs > 1) {
+      EXPECT_GT(r["background_alone_ms"].get<double>(), single) << mech;
+    }
     double run_sum = 0;
     for (double x : r["samples"]["background_run_ms"]) run_sum += x;
     const double run_mean = run_sum / double(r["samples"]["background_run_ms"].size());

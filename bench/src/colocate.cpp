@@ -9,6 +9,7 @@
 // clock (kernel_clock.hpp), so back-to-back runs stand in for one long kernel.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -231,7 +232,8 @@ struct ProcessSides {
   ProcessSides(const json& config, const std::string& exe, const Runtime& rt,
                const std::string& pair, const apps::Input& in, const Mechanism& mech,
                TaskWork& work, const json& request, double load, double alone_ms,
-               std::uint64_t seed, double seconds, double max_seconds) {
+               std::uint64_t seed, double seconds, double max_seconds,
+               std::uint32_t runs_per_kernel) {
     check(mech, exe, rt);
     const TempFolder folder("coop-colocate");  // the clock, the specs, the graph
     const std::filesystem::path& dir = folder.path();
@@ -250,7 +252,10 @@ struct ProcessSides {
                {"seed", seed},
                // An orphan (this process stopped by --unit-timeout) gives up by itself.
                {"give_up_seconds", max_seconds + 900}});
-    bg.update({{"role", "background"}, {"seconds", seconds}, {"max_seconds", max_seconds}});
+    bg.update({{"role", "background"},
+               {"seconds", seconds},
+               {"max_seconds", max_seconds},
+               {"runs_per_kernel", runs_per_kernel}});
     if (in.graph) {  // read back in a second, where generating it again can take a minute
       const auto file = dir / "graph.coopcsr";
       graph::write_binary(*in.graph, file.string());
@@ -330,18 +335,30 @@ json Runner::State::colocate(const Unit& u) {
   const double alone_ms = alone_p.median(), slo_ms = 1.2 * alone_p.at(0.99) + 0.060;
 
   std::string validation;
-  const apps::RunConfig plain{.form = apps::Form::standalone, .policy = Policy::generous()};
+  apps::RunConfig plain{.form = apps::Form::standalone, .policy = Policy::generous()};
   const int carveout = plain.shared_carveout;
-  const std::string plain_key = pair + "/standalone/null/" + std::to_string(carveout);
-  const double plain_alone_ms = alone_run(plain_key, in, plain, validation).ms;
+  std::string plain_key = pair + "/standalone/null/" + std::to_string(carveout);
+  // A long job (the section's kernel_seconds): a phased app runs again inside its kernel as
+  // many times as fill that much of the plain kernel's time alone, so that a request never
+  // finds the device between runs.
+  const double single_ms = alone_run(plain_key, in, plain, validation).ms;
+  const double kernel_seconds = u.params.value("kernel_seconds", 0.0);
+  if (kernel_seconds > 0 && apps::find_app(in.app).multi_launch && single_ms > 0) {
+    plain.runs_per_kernel =
+        std::uint32_t(std::max(1.0, std::ceil(kernel_seconds * 1e3 / single_ms)));
+    if (plain.runs_per_kernel > 1) plain_key += "/runs-" + std::to_string(plain.runs_per_kernel);
+  }
+  const double plain_alone_ms =
+      plain.runs_per_kernel > 1 ? alone_run(plain_key, in, plain, validation).ms : single_ms;
   apps::RunConfig cfg = plain;
   cfg.form = mech.background == Mechanism::Background::cooperative ? apps::Form::cooperative
                                                                    : apps::Form::standalone;
   cfg.yield_in_phases = mech.yield_in_phases;
   cfg.ids_by_sm = mech.ids_by_sm;
-  std::string form_key = pair + "/" + apps::form_name(cfg.form) + "/null/" +
-                         std::to_string(carveout) + (mech.yield_in_phases ? "/yield" : "") +
-                         (mech.ids_by_sm ? "/ids-by-sm" : "");
+  std::string form_key =
+      pair + "/" + apps::form_name(cfg.form) + "/null/" + std::to_string(carveout) +
+      (mech.yield_in_phases ? "/yield" : "") + (mech.ids_by_sm ? "/ids-by-sm" : "") +
+      (cfg.runs_per_kernel > 1 ? "/runs-" + std::to_string(cfg.runs_per_kernel) : std::string());
   // Green: the app on the SMs the requests leave it, in a runtime of its own.
   std::unique_ptr<StaticSplit> split;
   if (mech.background == Mechanism::Background::green) {
@@ -387,7 +404,7 @@ json Runner::State::colocate(const Unit& u) {
   double span_ms = 0;
   if (mech.background == Mechanism::Background::process) {
     ProcessSides sides(config, child_exe, rt, pair, in, mech, work, request, load, alone_ms, seed,
-                       seconds, max_wall_ms / 1e3);
+                       seconds, max_wall_ms / 1e3, cfg.runs_per_kernel);
     s = std::move(sides.served);
     runs = std::move(sides.runs);
     span_ms = sides.kernel_ms;
@@ -449,6 +466,8 @@ json Runner::State::colocate(const Unit& u) {
            {"slo_attainment", s.latency.empty() ? 0.0 : double(met) / double(s.latency.size())},
            {"request_busy_fraction", span_ms > 0 ? s.busy_ms / span_ms : 0.0},
            {"background_runs", runs.size()},
+           {"runs_per_kernel", cfg.runs_per_kernel},
+           {"background_single_run_ms", single_ms},
            {"background_run_ms", summarize(runs)},
            {"background_alone_ms", plain_alone_ms},
            {"background_form_alone_ms", form_alone_ms},
@@ -508,6 +527,7 @@ json Runner::child(Runtime& rt, const json& spec) {
   const std::string pair = spec.at("pair");
   apps::Input& in = state.input(pair, spec.value("graph_file", ""));
   apps::RunConfig cfg{.form = apps::Form::standalone, .policy = Policy::generous()};
+  cfg.runs_per_kernel = spec.value("runs_per_kernel", 1u);
   cfg.on_kernel = [&](bool on) { clock.set(on); };
   BackToBack loop(spec.at("seconds"), spec.at("max_seconds").get<double>() * 1e3);
   std::vector<double> runs;

@@ -91,7 +91,10 @@ const char* const kQuickConfig = R"({
 // the requests 16, 32 or 64 SMs of green contexts and the app the rest. The half-device
 // mechanisms (-sm) launch the app with its workgroups numbered by SM, so that half of them is
 // half of the SMs. time-slicing and mps-50 run the app and the requests in two processes (the
-// driver switches between them; MPS runs both, the app on at most half of the SMs).
+// driver switches between them; MPS runs both, the app on at most half of the SMs). A phased
+// app runs again inside its kernel until one launch takes kernel_seconds alone: a long job, as
+// users have it, that a request on a high-priority stream cannot slip in between the runs of
+// (octree and game are work-stealing apps and run once per launch).
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
@@ -105,6 +108,7 @@ const char* const kColocateConfig = R"({
     "pairs": "all",
     "loads": [0.1, 0.3, 0.6],
     "seconds": 4,
+    "kernel_seconds": 2,
     "request": {"task": "cublas", "gpu_ms": 0.4},
     "mechanisms": [
       {"name": "requests-only", "background": "none"},
@@ -467,8 +471,14 @@ void plan_multitasking(const json& config, std::vector<Unit>& units) {
 // Per pair, load and mechanism; one arrival seed per load, the same for every mechanism.
 void plan_colocate(const json& config, std::vector<Unit>& units) {
   const json& c = config["colocate"];
-  check_fields(c, {"pairs", "loads", "seconds", "max_seconds", "request", "mechanisms", "seed"},
+  check_fields(c,
+               {"pairs", "loads", "seconds", "max_seconds", "kernel_seconds", "request",
+                "mechanisms", "seed"},
                "colocate");
+  const double kernel_seconds =
+      c.contains("kernel_seconds") ? need_number(c, "kernel_seconds", "colocate") : 0.0;
+  if (kernel_seconds < 0)
+    throw std::invalid_argument("colocate: 'kernel_seconds' must be 0 or more");
   const auto pairs = select_pairs(config, c.value("pairs", json("all")), "colocate");
   const double seconds = c.contains("seconds") ? need_number(c, "seconds", "colocate") : 4.0;
   const double max_seconds =
@@ -507,6 +517,7 @@ void plan_colocate(const json& config, std::vector<Unit>& units) {
                           {"load", load},
                           {"seconds", seconds},
                           {"max_seconds", max_seconds},
+                          {"kernel_seconds", kernel_seconds},
                           {"request", request},
                           {"mechanism", m},
                           {"seed", seed + li}},
