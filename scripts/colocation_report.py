@@ -437,17 +437,17 @@ code; l-sssp at 10 and 60 %, and octree at 60 % beside MPS and stream priority, 
 visit). bfs on R-MAT at 30 % in its yielding form comes from `results/2026-11-27-fresh-offer/`
 (visit J, today's code). The other 30 % rows come from the code of
 `results/2026-11-27-out-of-line/` (bfs, l-sssp) and `results/2026-11-27-steal-scan/` (octree,
-game). bfs's rows for requests-only, stream-priority, coop-whole, coop-whole-yield and green-64,
-on both graphs at every load, come from `results/2026-11-29-runs-per-kernel/` (2026-11-29): the
-app as one launch of ~2 s (172 runs on R-MAT, 20 on the road graph); its other rows are separate
-launches of one run.
+game). The rows of bfs (both graphs) and l-sssp for requests-only, stream-priority, coop-whole,
+coop-whole-yield and green-64, at every load, come from `results/2026-11-29-runs-per-kernel/`
+(2026-11-29): the app as one launch of at least 2 s (bfs: 172 runs on R-MAT, 20 on the road
+graph; l-sssp: 2 runs, 2.8 s); their other rows are separate launches of one run.
 
 - **Against stream priority.** Stream priority waits for the app's launch at every load. With
   bfs as one launch of ~2 s, on both graphs, that is 2.0–4.9 s at p99, and coop answers in
   0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms on R-MAT and ~100 ms on
   the road graph, stream priority waited at most a run: coop was 4–11× and 49–127× lower).
-  l-sssp on the road graph (1.4 s a run on today's code, 5.8 s on the code of the 30 % row):
-  1,555–3,053×; game at depth 10 (0.42 s a run): 184–537×. Octree 8 M is a work-stealing app and
+  l-sssp on the road graph in launches of two runs (2.8 s): 2.7–5.6 s against 1.1–2.5 ms,
+  2,140–2,510×; game at depth 10 (0.42 s a run): 184–537×. Octree 8 M is a work-stealing app and
   runs once per launch, for 21 ms: there stream priority never waits longer than that, and coop
   is 2–24× lower.
 - **10 % load: coop is better on both axes than every static split on game and on l-sssp on the
@@ -458,36 +458,39 @@ launches of one run.
     split (separate launches: 0.80 ms and 1.11 against 1.54–1.61 ms and 1.10–1.11).
   - bfs, R-MAT, yielding form, one long launch: 1.84 ms and 0.98, against 1.61 ms and 0.93
     (separate launches: 1.40 ms and 0.96 against 1.69–1.85 ms and 0.94–0.96).
-  - l-sssp, road graph, yielding form: 0.88 ms and 0.86, against 1.61 ms and 0.76–0.77.
+  - l-sssp, road graph, yielding form, one long launch: 1.09 ms and 0.81, against 1.61–1.75 ms
+    and 0.76–0.78.
   - Octree: coop answers 2× sooner (0.88 against 1.75–1.84 ms) and keeps less (0.83 against
     0.92–0.93).
   - The 10 % request stream is within 1.2× its own p99 on an idle device + 60 µs on octree, game
     and both apps on the road graph.
 - **30 % load: the static splits keep more of the background, and coop answers 2–3× sooner.**
   - bfs, road graph, one long launch: 1.22 ms and 0.79, against 3.54 ms and 1.10.
-  - l-sssp, road graph: 1.9 ms and 0.73, against 3.6–5.9 ms and 0.92–0.96.
+  - l-sssp, road graph, yielding form, one long launch: 1.31 ms and 0.60, against 3.55 ms and
+    0.75 for the 64-SM split (and MPS at 50 %, separate launches: 3.6 ms and 0.96).
   - bfs, R-MAT, yielding form, one long launch: 1.93 ms and 0.70, against 3.70 ms and 0.91.
   - octree: coop-whole 1.26 ms and 0.63, against 2.86 ms and 0.96.
   - game is the exception: coop-whole is better on both axes than the 64-SM split (1.22 ms and
     0.61, against 3.44 ms and 0.53).
 - **60 % load: the static splits cannot keep up.** A request on 64 SMs takes about twice its time
   alone, so 60 % of the device's time is more than the split can serve. Their queues grow to
-  6–513 ms at p99. coop answers in 2.2–4.2 ms and keeps 0.31–0.48: bfs on the road graph 0.48
+  6–861 ms at p99. coop answers in 2.2–5.0 ms and keeps 0.28–0.48: bfs on the road graph 0.48
   (one long launch), bfs on R-MAT (yielding form, one long launch) 0.34, l-sssp on the road graph
-  (yielding form) 0.34, octree 0.33, game 0.31. The background target is 0.37; bfs on the road
-  graph meets it.
+  (yielding form, one long launch) 0.28, octree 0.33, game 0.31. The background target is 0.37;
+  bfs on the road graph meets it.
 - **Why a kept fraction is above 1.** bfs on the road graph is bound by its ~9,800 levels of grid
   barriers. On 68 SMs, and with fewer workgroups between requests, its runs are faster than the
   plain kernel's on the whole device: 1.10–1.16 kept.
 - **The phased apps in their paper form leave too rarely on R-MAT and l-sssp.** In that form
   (`coop-whole`), the job leaves and grows back only at its resizing barriers. It keeps 0.02–0.19
-  of R-MAT's BFS and 0.03–0.54 of l-sssp. Grown back between requests, it waits up to a level to leave
+  of R-MAT's BFS and 0.03–0.55 of l-sssp. Grown back between requests, it waits up to a level to leave
   (R-MAT's largest levels take milliseconds), and on R-MAT the requests queue: p99 5.5–8.3 ms in
   one long launch, 5.0–13.4 ms in separate ones.
 - **Their yielding form leaves inside phases.** With every phase a `coop::for_each` loop
   (`coop-whole-yield`), the job leaves and grows back inside phases. It keeps 0.98 / 0.70 / 0.34
   of R-MAT's BFS at 10 / 30 / 60 % in one long launch (0.96 / 0.72 / 0.39 in separate ones) and
-  0.86 / 0.73 / 0.34 of l-sssp, with R-MAT gathers of 0.01–0.09 ms p50 and 0.45–0.60 ms p99. Before the fresh vote after a long chunk, the 30 % run had gathers
+  0.81 / 0.60 / 0.28 of l-sssp (0.86 / 0.73 / 0.34 in separate launches of other code), with
+  R-MAT gathers of 0.01–0.09 ms p50 and 0.45–0.60 ms p99. Before the fresh vote after a long chunk, the 30 % run had gathers
   of 3.1 ms p99 and requests of 6.9 ms p99 (`results/2026-11-27-out-of-line/`, visit 4, another
   machine).
 - **On a background that uses the whole device** (the GEMM above), a static split costs its share

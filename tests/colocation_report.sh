@@ -26,6 +26,7 @@ N=results/2026-11-29-runs-per-kernel
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
   "$L/visit-1/out-1" "$L/visit-3/out-2" "$L/visit-2/out-3" \
   "$N/rmat/bench" "$N/rmat-loads/bench" "$N/road/bench" "$N/road-loads/bench" \
+  "$N/lsssp/bench" "$N/lsssp-loads/bench" \
   --commit 1e96df8 --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"

@@ -6,7 +6,9 @@
 #   rmat:  coop bench --config colocate on bfs/rmat24 at 30 % load: the requests alone, stream
 #          priority, coop-whole, coop-whole-yield and green-64 (the app in launches of >= 2 s);
 #   road:  the same on bfs/road-24m;
-#   rmat-loads, road-loads: the same at 10 and 60 % load.
+#   rmat-loads, road-loads: the same at 10 and 60 % load;
+#   lsssp, lsssp-loads: the same for l-sssp on the road graph (colocate-lsssp.json), at 30 %, then
+#          at 10 and 60 %.
 # usage: steps.sh tests|rmat|road
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,16 +31,17 @@ tests)
     done
   done
   ;;
-rmat|road|rmat-loads|road-loads)
+rmat|road|rmat-loads|road-loads|lsssp|lsssp-loads)
   # colocate.json: the built-in colocate configuration (coop bench --print-config --config
   # colocate) with only the mechanisms named above, at 30 % load.
   config=colocate.json
+  case $1 in lsssp*) config=colocate-lsssp.json ;; esac
   case $1 in
   *-loads)
-    python3 -c 'import json; c = json.load(open("colocate.json")); c["colocate"]["loads"] = [0.1, 0.6]; json.dump(c, open("loads.json", "w"))'
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["colocate"]["loads"] = [0.1, 0.6]; json.dump(c, open("loads.json", "w"))' $config
     config=loads.json ;;
   esac
-  pair=$(case $1 in rmat*) echo bfs/rmat24 ;; *) echo bfs/road-24m ;; esac)
+  pair=$(case $1 in rmat*) echo bfs/rmat24 ;; road*) echo bfs/road-24m ;; *) echo l-sssp/road-24m ;; esac)
   timeout 560 ./coop bench --config $config --out "$w/bench" --filter $pair > "$w/bench.log" 2>&1
   note bench $?
   ;;
