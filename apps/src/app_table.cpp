@@ -105,18 +105,23 @@ const graph::Graph& Input::kernel_graph() const {
   return *graph;
 }
 
-Result run(Runtime& rt, const Input& in, const RunConfig& cfg) {
-  in.check();
-  const AppInfo& a = find_app(in.app);
+void check_config(const AppInfo& a, const RunConfig& cfg) {
+  const std::string name(a.name);
   if (cfg.form == Form::multi_launch && !a.multi_launch)
-    throw std::invalid_argument(in.app + " has no multi-launch form (a work-stealing app)");
+    throw std::invalid_argument(name + " has no multi-launch form (a work-stealing app)");
   if (cfg.runs_per_kernel == 0) throw std::invalid_argument("runs_per_kernel must be at least 1");
   if (cfg.runs_per_kernel > 1 && (!a.multi_launch || cfg.form == Form::multi_launch))
     throw std::invalid_argument(
         "runs_per_kernel > 1 runs a phased app again inside its persistent kernel (cooperative or "
         "standalone form); " +
         (a.multi_launch ? std::string("the multi-launch form has no such kernel")
-                        : in.app + " is a work-stealing app"));
+                        : name + " is a work-stealing app"));
+}
+
+Result run(Runtime& rt, const Input& in, const RunConfig& cfg) {
+  in.check();
+  const AppInfo& a = find_app(in.app);
+  check_config(a, cfg);
   Result r;
   a.run(rt, in, cfg, r);
   return r;

@@ -201,12 +201,7 @@ class AppJob : public ThreadedJob {
  public:
   AppJob(Runtime& rt, const apps::AppInfo& info, apps::Input in, apps::RunConfig cfg)
       : ThreadedJob(std::string(info.name)), info_(info), in_(std::move(in)) {
-    if (cfg.form == apps::Form::multi_launch && !info.multi_launch)
-      throw std::invalid_argument(name() + " has no multi-launch form");
-    if (cfg.form == apps::Form::multi_launch && cfg.runs_per_kernel > 1)
-      throw std::invalid_argument(
-          "runs_per_kernel: the multi-launch form has no persistent kernel "
-          "to run the app again in");
+    apps::check_config(info, cfg);  // here, before the run's thread starts
     start([this, &rt, cfg](const std::function<void(const Job&)>& publish) mutable {
       cfg.on_job = publish;
       result_ = apps::run(rt, in_, cfg);

@@ -163,6 +163,11 @@ void check_app(const std::string& app);
 /// One line about a result ("reached 264346 of 264346 vertices, 617 levels").
 std::string summarize(const Input& in, const Result& r);
 
+/// Checks that `cfg` fits the app (its form exists, runs_per_kernel is one or the app is phased
+/// and run in a persistent form); throws std::invalid_argument with the reason. run() calls it;
+/// callers that start the run later (on another thread) call it first to fail before anything runs.
+void check_config(const AppInfo& app, const RunConfig& cfg);
+
 /// Runs the app once. Throws std::invalid_argument for bad inputs and forms, coop::misuse_error
 /// or std::runtime_error when the run fails (with the reason).
 Result run(Runtime& rt, const Input& in, const RunConfig& cfg);
