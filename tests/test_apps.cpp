@@ -328,6 +328,42 @@ TEST(Apps, RunsPerKernelStartEachRunFromTheSavedBuffers) {
   }
 }
 
+/// The work-stealing apps restart from their pools: under adversarial schedules, in both
+/// persistent forms, each launch ends with every run's particles placed or search finished (the
+/// run functions throw otherwise), a valid last result, and exactly two barriers per restart.
+TEST(Apps, RunsPerKernelRestartTheWorkStealingApps) {
+  auto rt = test::make_runtime(8);
+  for (std::uint32_t seed = 1; seed <= (test::kOnGpu ? 4u : 6u); ++seed) {
+    for (const char* app : {"octree", "game"}) {
+      apps::Input in = input_for(app, nullptr, seed);
+      in.particles = 3000 + 500 * seed;
+      in.max_leaf = 8 + seed;
+      in.depth = 3 + seed % 3;
+      in.moves = seed % 2 ? "3,3" : "";
+      const std::uint32_t runs = 2 + seed % 3;
+      for (const bool standalone : {true, false}) {
+        apps::RunConfig cfg{.groups = 1 + seed % 8,
+                            .threads = test::kOnGpu ? 64u : 1 + seed % 4,
+                            .runs_per_kernel = runs};
+        if (standalone)
+          cfg.form = Form::standalone;
+        else
+          cfg.policy = test::adversarial(seed * 5);
+        const std::string what = std::string(app) + ", seed " + std::to_string(seed) + ", " +
+                                 std::to_string(runs) + " runs, " +
+                                 (standalone ? "standalone" : "cooperative");
+        apps::Result r;
+        ASSERT_NO_THROW(r = apps::run(*rt, in, cfg)) << what;
+        const apps::Validation v = apps::validate(in, r);
+        EXPECT_TRUE(v.ok) << what << ": " << v.detail;
+        if (!standalone) {
+          EXPECT_EQ(r.stats.barriers, 2 * (runs - 1)) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(Apps, BadInputsAreRefused) {
   auto rt = test::make_runtime(4);
   apps::Input in = input_for("bfs", gen("grid:4x4"));
@@ -342,9 +378,7 @@ TEST(Apps, BadInputsAreRefused) {
   EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
   in = input_for("nope", nullptr);
   EXPECT_THROW(apps::run(*rt, in, {}), std::invalid_argument);
-  // Runs inside one kernel: phased apps in a persistent form, at least one.
-  in = input_for("octree", nullptr);
-  EXPECT_THROW(apps::run(*rt, in, {.runs_per_kernel = 2}), std::invalid_argument);
+  // Runs inside one kernel: a persistent form, at least one.
   in = input_for("bfs", gen("grid:4x4"));
   EXPECT_THROW(apps::run(*rt, in, {.form = Form::multi_launch, .runs_per_kernel = 2}),
                std::invalid_argument);

@@ -110,12 +110,10 @@ void check_config(const AppInfo& a, const RunConfig& cfg) {
   if (cfg.form == Form::multi_launch && !a.multi_launch)
     throw std::invalid_argument(name + " has no multi-launch form (a work-stealing app)");
   if (cfg.runs_per_kernel == 0) throw std::invalid_argument("runs_per_kernel must be at least 1");
-  if (cfg.runs_per_kernel > 1 && (!a.multi_launch || cfg.form == Form::multi_launch))
+  if (cfg.runs_per_kernel > 1 && cfg.form == Form::multi_launch)
     throw std::invalid_argument(
-        "runs_per_kernel > 1 runs a phased app again inside its persistent kernel (cooperative or "
-        "standalone form); " +
-        (a.multi_launch ? std::string("the multi-launch form has no such kernel")
-                        : name + " is a work-stealing app"));
+        "runs_per_kernel > 1 runs the app again inside its persistent kernel (cooperative or "
+        "standalone form); the multi-launch form has no such kernel");
 }
 
 Result run(Runtime& rt, const Input& in, const RunConfig& cfg) {

@@ -157,14 +157,21 @@ void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
   // (the time, counters and timeline then describe the second run).
   for (std::uint64_t cells : {guess, bound}) {
     OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth,
-                16 * threads_of(rt, cfg), cells);
-    run_kernel<Octree>(rt, cfg, b.params, {}, r);
+                16 * threads_of(rt, cfg), cells, cfg.runs_per_kernel);
+    if (cfg.runs_per_kernel > 1)
+      run_kernel<Repeated<Octree>>(rt, cfg, b.params, {}, r);
+    else
+      run_kernel<Octree>(rt, cfg, b.params, {}, r);
     if (*b.error != octree_ok && cells != bound) continue;
     if (*b.error == octree_out_of_nodes)
       throw std::runtime_error("octree: ran out of cell storage (" +
                                std::to_string(b.nodes.size()) + " cells)");
     if (*b.error == octree_pools_full)
       throw std::runtime_error("octree: the task pools overflowed");
+    if (*b.placed != n * cfg.runs_per_kernel)
+      throw std::runtime_error("octree: the kernel ended with " + std::to_string(*b.placed) +
+                               " particles placed over its runs, not " +
+                               std::to_string(n * cfg.runs_per_kernel));
     r.particles = b.out.to_vector();
     r.nodes.assign(b.nodes.begin(), b.nodes.begin() + *b.node_count);
     return;
@@ -172,11 +179,17 @@ void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
 }
 
 void run_game(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
-  GameRun b(connect4::parse_moves(in.moves), in.depth, pools_for(cfg));
-  run_kernel<Game>(rt, cfg, b.params, {}, r);
+  GameRun b(connect4::parse_moves(in.moves), in.depth, pools_for(cfg), cfg.runs_per_kernel);
+  if (cfg.runs_per_kernel > 1)
+    run_kernel<Repeated<Game>>(rt, cfg, b.params, {}, r);
+  else
+    run_kernel<Game>(rt, cfg, b.params, {}, r);
   if (*b.error != game_ok)
     throw std::runtime_error(*b.error == game_out_of_nodes ? "game: ran out of node storage"
                                                            : "game: the task pools overflowed");
+  if (*b.done != cfg.runs_per_kernel)
+    throw std::runtime_error("game: the kernel ended with " + std::to_string(*b.done) +
+                             " searches finished, not " + std::to_string(cfg.runs_per_kernel));
   r.game_value = *b.root_value;
   r.rounds = *b.node_count;
 }

@@ -113,6 +113,8 @@ class Managed {
   T* operator->() { return a_.data(); }
   /// \copydoc operator*()
   const T& operator*() const { return a_[0]; }
+  /// Migrates the value to the GPU now (no-op on the CPU backend).
+  void to_device() const { a_.to_device(); }
 
  private:
   ManagedArray<T> a_;

@@ -272,7 +272,7 @@ std::vector<std::string> parameter_names(const std::string& name) {
   if (is_example(name)) return example_parameter_names(name);
   std::vector<std::string> names = kInputParams;
   names.insert(names.end(), kLaunchParams.begin(), kLaunchParams.end());
-  if (apps::find_app(name).multi_launch) names.push_back("runs_per_kernel");  // phased apps
+  names.push_back("runs_per_kernel");
   return names;
 }
 

@@ -70,8 +70,14 @@ def test_runs_per_kernel_repeats_the_run_inside_one_launch(rt):
     assert job.result().tolist() == want
     # Three runs' barriers and two per restart: the restarts ran the app again from the start.
     assert job.stats()["barriers"] == 3 * one.stats()["barriers"] + 4
-    with pytest.raises(TypeError, match="unexpected keyword 'runs_per_kernel'"):
-        rt.launch_app("octree", particles=2000, runs_per_kernel=2)
+    # A work-stealing app restarts from its pools: two barriers per restart, none otherwise.
+    octree = rt.launch_app("octree", particles=2000, max_leaf=16, runs_per_kernel=3,
+                           policy="adversarial:6")
+    octree.wait()
+    assert octree.validate()["ok"], octree.validate()["detail"]
+    assert octree.stats()["barriers"] == 4
+    with pytest.raises(ValueError, match="multi-launch form has no such kernel"):
+        rt.launch_app("bfs", gen="grid:3x3", form="multi-launch", runs_per_kernel=2)
 
 
 def test_results_of_the_other_apps_are_valid(rt):

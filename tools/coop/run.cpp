@@ -155,13 +155,11 @@ void add_run_options(CLI::App& app, RunOptions& r) {
       ->capture_default_str()
       ->check(positive());
   using apps::AppId;
-  r.app_specific.push_back(
-      {app.add_option("--runs-per-kernel", r.runs_per_kernel,
-                      "phased apps, cooperative and standalone forms: run the app this many "
-                      "times inside one kernel launch (a long job; the time covers them all)")
-           ->capture_default_str()
-           ->check(positive()),
-       {AppId::color, AppId::mis, AppId::p_sssp, AppId::bfs, AppId::l_sssp, AppId::bc}});
+  app.add_option("--runs-per-kernel", r.runs_per_kernel,
+                 "cooperative and standalone forms: run the app this many times inside one "
+                 "kernel launch (a long job; the time covers them all)")
+      ->capture_default_str()
+      ->check(positive());
   app.add_flag("--validate", r.validate, "check against the CPU reference (exit 1 if wrong)");
   app.add_option("--output", r.output, "write the result, one line per vertex");
   add_json_flag(app, r.json);

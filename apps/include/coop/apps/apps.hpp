@@ -89,11 +89,12 @@ struct RunConfig {
   /// GPU: LaunchConfig::ids_by_sm (the first grid's ids by SM, so that tasks get whole SMs).
   /// Off by default: phases with less work than the grid then run on few SMs.
   bool ids_by_sm = false;
-  /// Phased apps, cooperative and standalone forms: runs of the app inside one kernel launch.
-  /// After each but the last, the kernel restores the buffers the run wrote (device-side copies
-  /// made before the first) and starts again, so one launch runs as long as a user's long job
-  /// does: a high-priority stream's kernel cannot slip in between the runs. Result::ms and the
-  /// job's stats cover all of them; the result is the last run's.
+  /// Cooperative and standalone forms: runs of the app inside one kernel launch. After each
+  /// but the last, the kernel restores the buffers the run wrote (device-side copies made
+  /// before the first; for octree and game also the task pools with the root's task) and starts
+  /// again, so one launch runs as long as a user's long job does: a high-priority stream's
+  /// kernel cannot slip in between the runs. Result::ms and the job's stats cover all of them;
+  /// the result is the last run's.
   std::uint32_t runs_per_kernel = 1;
 };
 
@@ -163,8 +164,8 @@ void check_app(const std::string& app);
 /// One line about a result ("reached 264346 of 264346 vertices, 617 levels").
 std::string summarize(const Input& in, const Result& r);
 
-/// Checks that `cfg` fits the app (its form exists, runs_per_kernel is one or the app is phased
-/// and run in a persistent form); throws std::invalid_argument with the reason. run() calls it;
+/// Checks that `cfg` fits the app (its form exists, runs_per_kernel is one or the form is a
+/// persistent kernel); throws std::invalid_argument with the reason. run() calls it;
 /// callers that start the run later (on another thread) call it first to fail before anything runs.
 void check_config(const AppInfo& app, const RunConfig& cfg);
 

@@ -48,12 +48,12 @@ struct GraphBuffers {
   std::uint32_t max_degree = 0;
 };
 
-/// The buffers one run of a phased app writes, as they were before its first run, kept on the
-/// device so that the kernel can run the app again from the start without the host
+/// The buffers one run of an app writes, as they were before its first run, kept on the device
+/// so that the kernel can run the app again from the start without the host
 /// (RunConfig::runs_per_kernel: one persistent kernel that runs for as long as a user's long job
 /// does). A view: goes into the kernel's parameters.
 struct RunRestore {
-  static constexpr std::uint32_t kMaxRanges = 6;
+  static constexpr std::uint32_t kMaxRanges = 8;
   struct Range {
     std::uint32_t* live;
     const std::uint32_t* saved;
@@ -63,8 +63,9 @@ struct RunRestore {
   std::uint32_t ranges = 0;
 
   /// Copies every saved word back: the words first, first + stride, ... of each range (a
-  /// grid-stride loop; every thread of the grid calls it with its own `first`).
-  COOP_HD void copy(std::uint64_t first, std::uint64_t stride) const {
+  /// grid-stride loop; every thread of the grid calls it with its own `first`). Out of line:
+  /// inlined, its loop's registers made the work-stealing kernels' loops spill.
+  COOP_HD COOP_NOINLINE void copy(std::uint64_t first, std::uint64_t stride) const {
     for (std::uint32_t r = 0; r < ranges; ++r)
       for (std::uint64_t i = first; i < range[r].words; i += stride)
         range[r].live[i] = range[r].saved[i];
@@ -80,22 +81,30 @@ class RunSnapshot {
   /// round, and end each run as they began: they need no copy.)
   template <class T>
   void add(ManagedArray<T>& a, std::size_t elements = std::size_t(-1)) {
-    static_assert(sizeof(T) % 4 == 0, "RunSnapshot copies 32-bit words");
-    const std::size_t bytes = std::min(elements, a.size()) * sizeof(T);
-    if (bytes == 0) return;
-    if (view_.ranges == RunRestore::kMaxRanges)
-      throw std::logic_error("RunSnapshot: more buffers than RunRestore::kMaxRanges");
-    ManagedArray<std::uint32_t> copy(bytes / 4);
-    std::memcpy(static_cast<void*>(copy.data()), static_cast<const void*>(a.data()), bytes);
-    copy.to_device();
+    add_words(a.data(), std::min(elements, a.size()) * sizeof(T));
     a.to_device();  // read here: back to the GPU before the run
-    view_.range[view_.ranges++] = {reinterpret_cast<std::uint32_t*>(a.data()), copy.data(),
-                                   bytes / 4};
-    copies_.push_back(std::move(copy));
+  }
+  /// Saves one value (a counter).
+  template <class T>
+  void add(Managed<T>& v) {
+    add_words(v.get(), sizeof(T));
+    v.to_device();
   }
   RunRestore view() const { return view_; }
 
  private:
+  template <class T>
+  void add_words(T* live, std::size_t bytes) {
+    static_assert(sizeof(T) % 4 == 0, "RunSnapshot copies 32-bit words");
+    if (bytes == 0) return;
+    if (view_.ranges == RunRestore::kMaxRanges)
+      throw std::logic_error("RunSnapshot: more buffers than RunRestore::kMaxRanges");
+    ManagedArray<std::uint32_t> copy(bytes / 4);
+    std::memcpy(static_cast<void*>(copy.data()), static_cast<const void*>(live), bytes);
+    copy.to_device();
+    view_.range[view_.ranges++] = {reinterpret_cast<std::uint32_t*>(live), copy.data(), bytes / 4};
+    copies_.push_back(std::move(copy));
+  }
   std::vector<ManagedArray<std::uint32_t>> copies_;
   RunRestore view_;
 };

@@ -3,9 +3,14 @@
 // look-ahead depth in parallel (one thread per child x 4-cell window), folds them into the
 // board's value and pushes the others. A finished board passes its value to its parent with an
 // atomic max and a pending-children count; the root's completion ends the kernel. offer_kill
-// and request_fork at the top of the main loop; nothing transmitted. A task's work is bounded
-// (at most 7 children, 7 x 69 window scores, a walk up of at most `depth` parents), so a
-// workgroup reaches its next offer within microseconds without splitting tasks.
+// and request_fork at the top of the main loop; the searches finished are transmitted. A task's
+// work is bounded (at most 7 children, 7 x 69 window scores, a walk up of at most `depth`
+// parents), so a workgroup reaches its next offer within microseconds without splitting tasks.
+//
+// runs_per_kernel > 1 searches again inside the same launch (a long job, the kernel
+// Repeated<Game>): once the root has its value, the workgroups copy back the root, the node
+// count and the pools with the root's task (the other boards are written whole before they are
+// read). `done` counts the searches finished, so that the last one proves them all.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "coop/apps/common.hpp"
+#include "coop/apps/repeated.hpp"
 #include "coop/kernel.hpp"
 #include "coop/work_pool.hpp"
 
@@ -107,11 +114,18 @@ struct Game {
     GameNode* nodes;
     std::uint32_t* node_count;
     std::uint32_t node_capacity;
-    std::uint32_t* done;  ///< 1 once the root has its value
+    std::uint32_t* done;  ///< searches whose root has its value
     std::int32_t* root_value;
     std::uint32_t* error;
     std::uint32_t depth;            ///< look-ahead in plies
     WorkPool<std::uint32_t> pools;  ///< tasks: node indices
+    /// Searches in this kernel (RunConfig::runs_per_kernel); before each but the first the
+    /// kernel copies `restore` back.
+    std::uint32_t runs_per_kernel = 1;
+    RunRestore restore{};
+  };
+  struct Transmit {
+    std::uint32_t runs = 0;  ///< searches finished
   };
   /// 32 registers a thread (2,048 threads per SM), as the search takes without coop's
   /// primitives: the out-of-line protocol call would take it to 40 (6 instead of 8 workgroups of
@@ -126,17 +140,23 @@ struct Game {
     std::uint32_t children, scored, first;
   };
 
+  /// One search (runs_per_kernel > 1 launches Repeated<Game>).
   template <class Ctx>
-  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    const auto all_done = [&] {
-      return atomic_ref<std::uint32_t>(*p.done).load() != 0 ||
-             atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
-    };
-    COOP_WORK_STEALING(ctx, p.pools, all_done, [&](std::uint32_t task) { expand(ctx, p, task); });
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit&) const {
+    const auto all_done = [&] { return run_over(p, 0); };
+    COOP_WORK_STEALING(ctx, p.pools, all_done, [&](std::uint32_t task) { work(ctx, p, task); });
   }
 
+  /// Whether the search after `runs` finished ones is over: the root has its value (or an
+  /// error).
+  COOP_HD static bool run_over(const Params& p, std::uint32_t runs) {
+    return atomic_ref<std::uint32_t>(*p.done).load() > runs ||
+           atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != game_ok;
+  }
+
+  /// One task: expands a board.
   template <class Ctx>
-  COOP_HD static void expand(Ctx& ctx, const Params& p, std::uint32_t task) {
+  COOP_HD static void work(Ctx& ctx, const Params& p, std::uint32_t task) {
     using namespace connect4;
     Shared& sh = ctx.shared();
     const std::uint32_t lid = ctx.local_id();
@@ -206,7 +226,7 @@ struct Game {
       const std::int32_t value = atomic_ref<std::int32_t>(p.nodes[v].value).load();
       if (v == 0) {
         *p.root_value = value;
-        atomic_ref<std::uint32_t>(*p.done).store(1);
+        atomic_ref<std::uint32_t>(*p.done).fetch_add(1);  // after the value (release)
         return;
       }
       const std::uint32_t parent = p.nodes[v].parent;
@@ -224,7 +244,8 @@ inline std::uint64_t game_tree_nodes(std::uint32_t depth) {
 }
 
 struct GameRun {
-  GameRun(const Board& root, std::uint32_t depth, std::uint32_t pools)
+  /// `runs`: searches in one launch (RunConfig::runs_per_kernel).
+  GameRun(const Board& root, std::uint32_t depth, std::uint32_t pools, std::uint32_t runs = 1)
       : nodes(game_tree_nodes(depth)),
         steal(pools, WorkPoolBuffers<std::uint32_t>::capacity_for(pools, nodes.size())) {
     if (depth < 1 || depth > 10)
@@ -233,17 +254,25 @@ struct GameRun {
     nodes[0] = {root, 0, -connect4::kWin - 1, 0, 0};
     *node_count = 1;
     steal.push(0, 0);  // the root's task
+    if (runs > 1) {
+      saved.add(nodes, 1);
+      saved.add(node_count);
+      saved.add(steal.counts());
+      saved.add(steal.slots(), 1);
+    }
     nodes.to_device();
     steal.to_device();
     params = {nodes.data(), node_count.get(), std::uint32_t(nodes.size()),
               done.get(),   root_value.get(), error.get(),
-              depth,        steal.view()};
+              depth,        steal.view(),     std::max(runs, 1u),
+              saved.view()};
   }
   ManagedArray<GameNode> nodes;
   Managed<std::uint32_t> node_count, done;
   Managed<std::int32_t> root_value;
   Managed<std::uint32_t> error;
   WorkPoolBuffers<std::uint32_t> steal;
+  RunSnapshot saved;
   Game::Params params;
 };
 

@@ -3,8 +3,8 @@
 // children, scatters the particles (leaf children straight to the output array, the others to
 // the buffer of the next depth) and pushes the children that hold more than max_leaf particles.
 // It ends when every particle sits in a leaf. offer_kill and request_fork at the top of the
-// main loop; nothing transmitted. Leaves deeper than max_depth are not made: a cell at
-// max_depth is a leaf whatever it holds.
+// main loop; the runs finished are transmitted (below). Leaves deeper than max_depth are not
+// made: a cell at max_depth is a leaf whatever it holds.
 //
 // A task handles at most `slice` particles, so that a workgroup reaches its next offer within
 // microseconds: a cell with more is split in slices through a split record (OctreeSplit) that
@@ -13,6 +13,12 @@
 // children; then every slice scatters its particles, and the last one pushes the children),
 // and a workgroup that claims a slice while more remain pushes the task back first, so others
 // join. The leaves are the same as with whole-cell tasks.
+//
+// runs_per_kernel > 1 builds the tree again inside the same launch (a long job, the kernel
+// Repeated<Octree>): once a run has placed every particle, the workgroups copy back what a run
+// changes (the particles' first buffer, the counters, the split records, the pools with the
+// root's task). `placed` counts over all runs, so a run is over when it reaches n times the
+// runs so far, and at the end it proves that every run placed them all.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +31,8 @@
 #include <tuple>
 #include <vector>
 
+#include "coop/apps/common.hpp"
+#include "coop/apps/repeated.hpp"
 #include "coop/kernel.hpp"
 #include "coop/work_pool.hpp"
 
@@ -67,7 +75,7 @@ struct Octree {
     OctreeNode* nodes;
     std::uint32_t* node_count;
     std::uint32_t node_capacity;
-    std::uint32_t* placed;  ///< particles in leaves so far
+    std::uint64_t* placed;  ///< particles in leaves so far, over every run
     std::uint32_t* error;
     std::uint32_t n;
     std::uint32_t max_leaf;
@@ -77,6 +85,13 @@ struct Octree {
     std::uint32_t* split_count;     ///< records in use
     std::uint32_t split_capacity;
     std::uint32_t slice;  ///< most particles one task counts or scatters
+    /// Builds of the tree in this kernel (RunConfig::runs_per_kernel); before each but the
+    /// first the kernel copies `restore` back.
+    std::uint32_t runs_per_kernel = 1;
+    RunRestore restore{};
+  };
+  struct Transmit {
+    std::uint32_t runs = 0;  ///< builds finished
   };
   /// A task that names a split record rather than a cell.
   static constexpr std::uint32_t kSliced = 1u << 31;
@@ -87,13 +102,17 @@ struct Octree {
     std::uint32_t first;
   };
 
+  /// One build (runs_per_kernel > 1 launches Repeated<Octree>).
   template <class Ctx>
-  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
-    const auto placed_all = [&] {
-      return atomic_ref<std::uint32_t>(*p.placed).load() == p.n ||
-             atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
-    };
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit&) const {
+    const auto placed_all = [&] { return run_over(p, 0); };
     COOP_WORK_STEALING(ctx, p.pools, placed_all, [&](std::uint32_t task) { work(ctx, p, task); });
+  }
+
+  /// Whether the build after `runs` finished ones is over: every particle placed (or an error).
+  COOP_HD static bool run_over(const Params& p, std::uint32_t runs) {
+    return atomic_ref<std::uint64_t>(*p.placed).load() == std::uint64_t(runs + 1) * p.n ||
+           atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
   }
 
   /// One task: a small cell split whole, or one slice of a big cell's split.
@@ -227,7 +246,7 @@ struct Octree {
       else if (!p.pools.push(ctx, r.first + k))
         atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
     }
-    if (leaves) atomic_ref<std::uint32_t>(*p.placed).fetch_add(leaves);
+    if (leaves) atomic_ref<std::uint64_t>(*p.placed).fetch_add(leaves);
   }
 
   template <class Ctx>
@@ -278,7 +297,7 @@ struct Octree {
         else if (!p.pools.push(ctx, sh.first + k))
           atomic_ref<std::uint32_t>(*p.error).store(octree_pools_full);
       }
-      if (leaves) atomic_ref<std::uint32_t>(*p.placed).fetch_add(leaves);
+      if (leaves) atomic_ref<std::uint64_t>(*p.placed).fetch_add(leaves);
     }
   }
 };
@@ -327,9 +346,11 @@ struct OctreeRun {
   }
 
   /// `slice`: the most particles one task counts or scatters (bigger cells are split in
-  /// slices by many tasks); `internal_cells`: room for this many split cells.
+  /// slices by many tasks); `internal_cells`: room for this many split cells; `runs`: builds of
+  /// the tree in one launch (RunConfig::runs_per_kernel).
   OctreeRun(const std::vector<Particle>& particles, std::uint32_t pools, std::uint32_t max_leaf,
-            std::uint32_t max_depth, std::uint32_t slice, std::uint64_t internal_cells)
+            std::uint32_t max_depth, std::uint32_t slice, std::uint64_t internal_cells,
+            std::uint32_t runs = 1)
       : b0(particles),
         b1(particles.size()),
         out(particles.size()),
@@ -342,9 +363,21 @@ struct OctreeRun {
     *node_count = 1;
     if (n <= max_leaf || max_depth == 0) {
       for (std::uint32_t i = 0; i < n; ++i) out[i] = particles[i];
-      *placed = n;
+      *placed = std::uint64_t(n) * runs;  // the root is a leaf: every run is over at once
     } else {
       steal.push(0, 0);  // the root cell's task
+    }
+    if (runs > 1) {
+      // What a build changes before it reads it: the particles' first buffer (the scatters
+      // reuse it from depth 2), the counters and split records, and the pools (the root's task
+      // in pool 0). The cells are written whole before they are read (the root's children
+      // link too), and b1 and out before they are read.
+      saved.add(b0);
+      saved.add(node_count);
+      saved.add(split_count);
+      saved.add(splits);
+      saved.add(steal.counts());
+      saved.add(steal.slots(), 1);
     }
     steal.to_device();
     for (auto* a : {&b0, &b1, &out}) a->to_device();
@@ -364,13 +397,17 @@ struct OctreeRun {
               splits.data(),
               split_count.get(),
               std::uint32_t(splits.size()),
-              std::max(slice, 1u)};
+              std::max(slice, 1u),
+              std::max(runs, 1u),
+              saved.view()};
   }
   ManagedArray<Particle> b0, b1, out;
   ManagedArray<OctreeNode> nodes;
-  Managed<std::uint32_t> node_count, placed, error, split_count;
+  Managed<std::uint32_t> node_count, error, split_count;
+  Managed<std::uint64_t> placed;
   WorkPoolBuffers<std::uint32_t> steal;
   ManagedArray<OctreeSplit> splits;
+  RunSnapshot saved;
   Octree::Params params;
 };
 
