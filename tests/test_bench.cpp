@@ -661,3 +661,29 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
 }
+
+// A work-stealing background is a long job too: octree builds again inside its launch (from its
+// pools as seeded) until one launch takes kernel_seconds alone, and the builds beside the
+// requests are checked.
+TEST(BenchExperiments, ColocateRepeatsAWorkStealingAppInsideItsLaunch) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  json config = colocate_config();
+  config["pairs"] = json::parse(R"([{"name": "octree/20k", "app": "octree", "particles": 20000}])");
+  config["colocate"]["mechanisms"] = json::parse(R"([
+    {"name": "stream-priority", "background": "standalone"},
+    {"name": "coop-whole", "policy": "shrink"}])");
+  coop::bench::Runner runner(rt, config, COOP_TEST_CLI);
+  for (const Unit& u : coop::bench::plan(config)) {
+    const json r = runner.run(u);  // throws on a wrong app result or request product
+    const std::string mech = r["mechanism"];
+    const double single = r["background_single_run_ms"];
+    const auto runs = r["runs_per_kernel"].get<std::uint32_t>();
+    EXPECT_EQ(runs, std::max(1u, std::uint32_t(std::ceil(150 / single)))) << mech;
+    EXPECT_GT(runs, 1u) << mech << ": one build took " << single << " ms";
+    EXPECT_GT(r["background_alone_ms"].get<double>(), single) << mech;
+    EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos)
+        << mech << ": " << r["validation"];
+  }
+}

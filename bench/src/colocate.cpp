@@ -338,12 +338,12 @@ json Runner::State::colocate(const Unit& u) {
   apps::RunConfig plain{.form = apps::Form::standalone, .policy = Policy::generous()};
   const int carveout = plain.shared_carveout;
   std::string plain_key = pair + "/standalone/null/" + std::to_string(carveout);
-  // A long job (the section's kernel_seconds): a phased app runs again inside its kernel as
-  // many times as fill that much of the plain kernel's time alone, so that a request never
-  // finds the device between runs.
+  // A long job (the section's kernel_seconds): the app runs again inside its kernel as many
+  // times as fill that much of the plain kernel's time alone, so that a request never finds
+  // the device between runs.
   const double single_ms = alone_run(plain_key, in, plain, validation).ms;
   const double kernel_seconds = u.params.value("kernel_seconds", 0.0);
-  if (kernel_seconds > 0 && apps::find_app(in.app).multi_launch && single_ms > 0) {
+  if (kernel_seconds > 0 && single_ms > 0) {
     plain.runs_per_kernel =
         std::uint32_t(std::max(1.0, std::ceil(kernel_seconds * 1e3 / single_ms)));
     if (plain.runs_per_kernel > 1) plain_key += "/runs-" + std::to_string(plain.runs_per_kernel);

@@ -91,10 +91,9 @@ const char* const kQuickConfig = R"({
 // the requests 16, 32 or 64 SMs of green contexts and the app the rest. The half-device
 // mechanisms (-sm) launch the app with its workgroups numbered by SM, so that half of them is
 // half of the SMs. time-slicing and mps-50 run the app and the requests in two processes (the
-// driver switches between them; MPS runs both, the app on at most half of the SMs). A phased
-// app runs again inside its kernel until one launch takes kernel_seconds alone: a long job, as
-// users have it, that a request on a high-priority stream cannot slip in between the runs of
-// (octree and game are work-stealing apps and run once per launch).
+// driver switches between them; MPS runs both, the app on at most half of the SMs). The app
+// runs again inside its kernel until one launch takes kernel_seconds alone: a long job, as
+// users have it, that a request on a high-priority stream cannot slip in between the runs of.
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
