@@ -224,12 +224,12 @@ game search at depth 10. The requests are one cuBLAS SGEMM (2048³, ~0.4 ms alon
 Poisson stream at 10, 30 and 60 % of the device's time, served first come first served. Arrivals
 run on the background's *kernel time* (the clock stops while a run's host work happens between
 runs), so the runs stand in for one long kernel. With the configuration's `kernel_seconds`
-(2 in `colocate`), a phased app (bfs, l-sssp) also runs again inside its kernel, from buffers it
-saved before the first run, until one launch takes that long alone (`coop run --runs-per-kernel`):
-then it *is* one long kernel, and a request on a high-priority stream cannot slip in between its
-runs. Each pair's header says how many runs a launch held (one in the runs of 2026-11-27).
-A request's latency is wall time from
-its arrival to its end, queueing included. "Background kept": the plain persistent kernel's time
+(2 in `colocate`), the app also runs again inside its kernel, from buffers it saved before the
+first run (octree and game from their task pools as seeded), until one launch takes that long
+alone (`coop run --runs-per-kernel`): then it *is* one long kernel, and a request on a
+high-priority stream cannot slip in between its runs. Each pair's header says how many runs a
+launch held (one in the runs of 2026-11-27). A request's latency is wall time from its arrival
+to its end, queueing included. "Background kept": the plain persistent kernel's time
 alone divided by the mean time of the runs beside the requests. Every mechanism's first run
 beside requests is checked against the CPU reference, and every request's product.
 
@@ -440,28 +440,34 @@ visit). bfs on R-MAT at 30 % in its yielding form comes from `results/2026-11-27
 game). The rows of bfs (both graphs) and l-sssp for requests-only, stream-priority, coop-whole,
 coop-whole-yield and green-64, at every load, come from `results/2026-11-29-runs-per-kernel/`
 (2026-11-29): the app as one launch of at least 2 s (bfs: 172 runs on R-MAT, 20 on the road
-graph; l-sssp: 2 runs, 2.8 s); their other rows are separate launches of one run.
+graph; l-sssp: 2 runs, 2.8 s). The rows of octree and game for requests-only, stream-priority,
+coop-whole, coop-at-request and green-64, at every load, come from
+`results/2026-11-29-work-stealing-runs/` (2026-11-29, visit 2): one launch of 95–96 octree
+builds (2.0 s) or 5 game searches (2.1 s). The other rows are separate launches of one run.
 
 - **Against stream priority.** Stream priority waits for the app's launch at every load. With
   bfs as one launch of ~2 s, on both graphs, that is 2.0–4.9 s at p99, and coop answers in
   0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms on R-MAT and ~100 ms on
   the road graph, stream priority waited at most a run: coop was 4–11× and 49–127× lower).
   l-sssp on the road graph in launches of two runs (2.8 s): 2.7–5.6 s against 1.1–2.5 ms,
-  2,140–2,510×; game at depth 10 (0.42 s a run): 184–537×. Octree 8 M is a work-stealing app and
-  runs once per launch, for 21 ms: there stream priority never waits longer than that, and coop
-  is 2–24× lower.
+  2,140–2,510×. Octree 8 M in launches of 95–96 builds (2.0 s): 2.0–5.3 s against coop-whole's
+  0.90–3.36 ms, 1,572–2,239× (as separate launches of one 21-ms build: 2–24×). Game at depth 10
+  in launches of 5 searches (2.1 s): 2.1 s against coop-whole's 0.94–4.45 ms, 483–2,200×
+  (separate launches of one 0.42-s search: 184–537×). The targets' table below divides by the
+  p99 of the mechanism it picks, which for octree at 30 and 60 % is coop-half-sm's of separate
+  launches.
 - **10 % load: coop is better on both axes than every static split on game and on l-sssp on the
   road graph; on bfs it is better on one axis and within 0.06 of the split on the other.**
-  - game: 0.82 ms p99 and 0.83 kept, against 1.55–1.59 ms and 0.52–0.54 for the 64-SM green
-    context and MPS at 50 %.
+  - game, one long launch: 0.94 ms p99 and 0.80 kept, against 1.72 ms and 0.55 for the 64-SM
+    green context (and MPS at 50 %, separate launches: 1.55–1.59 ms and 0.52–0.54).
   - bfs, road graph, one long launch: 0.93 ms and 1.07, against 1.73 ms and 1.09 for the 64-SM
     split (separate launches: 0.80 ms and 1.11 against 1.54–1.61 ms and 1.10–1.11).
   - bfs, R-MAT, yielding form, one long launch: 1.84 ms and 0.98, against 1.61 ms and 0.93
     (separate launches: 1.40 ms and 0.96 against 1.69–1.85 ms and 0.94–0.96).
   - l-sssp, road graph, yielding form, one long launch: 1.09 ms and 0.81, against 1.61–1.75 ms
     and 0.76–0.78.
-  - Octree: coop answers 2× sooner (0.88 against 1.75–1.84 ms) and keeps less (0.83 against
-    0.92–0.93).
+  - Octree, one long launch: coop answers 1.7× sooner (0.90 against 1.56 ms) and keeps less
+    (0.84 against 0.95).
   - The 10 % request stream is within 1.2× its own p99 on an idle device + 60 µs on octree, game
     and both apps on the road graph.
 - **30 % load: the static splits keep more of the background, and coop answers 2–3× sooner.**
@@ -469,15 +475,15 @@ graph; l-sssp: 2 runs, 2.8 s); their other rows are separate launches of one run
   - l-sssp, road graph, yielding form, one long launch: 1.31 ms and 0.60, against 3.55 ms and
     0.75 for the 64-SM split (and MPS at 50 %, separate launches: 3.6 ms and 0.96).
   - bfs, R-MAT, yielding form, one long launch: 1.93 ms and 0.70, against 3.70 ms and 0.91.
-  - octree: coop-whole 1.26 ms and 0.63, against 2.86 ms and 0.96.
-  - game is the exception: coop-whole is better on both axes than the 64-SM split (1.22 ms and
-    0.61, against 3.44 ms and 0.53).
+  - octree, one long launch: coop-whole 1.24 ms and 0.61, against 3.55 ms and 0.95.
+  - game is the exception: coop is better on both axes than the 64-SM split (one long launch:
+    coop-whole 1.21 ms and 0.63, against 3.78 ms and 0.56).
 - **60 % load: the static splits cannot keep up.** A request on 64 SMs takes about twice its time
   alone, so 60 % of the device's time is more than the split can serve. Their queues grow to
-  6–861 ms at p99. coop answers in 2.2–5.0 ms and keeps 0.28–0.48: bfs on the road graph 0.48
-  (one long launch), bfs on R-MAT (yielding form, one long launch) 0.34, l-sssp on the road graph
-  (yielding form, one long launch) 0.28, octree 0.33, game 0.31. The background target is 0.37;
-  bfs on the road graph meets it.
+  6–861 ms at p99. coop answers in 2.5–4.5 ms and keeps 0.27–0.48, all in one long launch: bfs on
+  the road graph 0.48, bfs on R-MAT (yielding form) 0.34, l-sssp on the road graph (yielding
+  form) 0.28, octree 0.28, game 0.27. The background target is 0.37; bfs on the road graph meets
+  it.
 - **Why a kept fraction is above 1.** bfs on the road graph is bound by its ~9,800 levels of grid
   barriers. On 68 SMs, and with fewer workgroups between requests, its runs are faster than the
   plain kernel's on the whole device: 1.10–1.16 kept.
