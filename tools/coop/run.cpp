@@ -154,7 +154,6 @@ void add_run_options(CLI::App& app, RunOptions& r) {
   app.add_option("--repeat", r.repeat, "runs (the median is reported)")
       ->capture_default_str()
       ->check(positive());
-  using apps::AppId;
   app.add_option("--runs-per-kernel", r.runs_per_kernel,
                  "cooperative and standalone forms: run the app this many times inside one "
                  "kernel launch (a long job; the time covers them all)")

@@ -111,7 +111,7 @@ struct Octree {
 
   /// Whether the build after `runs` finished ones is over: every particle placed (or an error).
   COOP_HD static bool run_over(const Params& p, std::uint32_t runs) {
-    return atomic_ref<std::uint64_t>(*p.placed).load() == std::uint64_t(runs + 1) * p.n ||
+    return atomic_ref<std::uint64_t>(*p.placed).load() >= std::uint64_t(runs + 1) * p.n ||
            atomic_ref<std::uint32_t>(*p.error).load(memory_order::relaxed) != octree_ok;
   }
 
