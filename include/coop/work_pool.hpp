@@ -325,9 +325,10 @@ class WorkPoolBuffers {
   std::uint32_t capacity() const { return capacity_; }
   /// Tasks in pool q (read after the job ended).
   std::uint32_t size(std::uint32_t q) const { return count_[q]; }
-  /// The per-pool task counts and the pools' slots (pool q's at q * capacity()), for code that
-  /// saves the pools as seeded (a kernel that runs its work again from the start).
+  /// The per-pool task counts, for code that saves the pools as seeded (a kernel that runs its
+  /// work again from the start).
   ManagedArray<std::uint32_t>& counts() { return count_; }
+  /// The pools' slots (pool q's at q * capacity()), as counts().
   ManagedArray<Task>& slots() { return items_; }
 
  private:
