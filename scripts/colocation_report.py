@@ -453,7 +453,7 @@ builds (2.0 s) or 5 game searches (2.1 s). The other rows are separate launches 
   2,140–2,510×. Octree 8 M in launches of 95–96 builds (2.0 s): 2.0–5.3 s against coop-whole's
   0.90–3.36 ms, 1,572–2,239× (as separate launches of one 21-ms build: 2–24×). Game at depth 10
   in launches of 5 searches (2.1 s): 2.1 s against coop-whole's 0.94–4.45 ms, 483–2,200×
-  (separate launches of one 0.42-s search: 184–537×). The targets' table below divides by the
+  (separate launches of one 0.42-s search: 184–537×). The targets' table above divides by the
   p99 of the mechanism it picks, which for octree at 30 and 60 % is coop-half-sm's of separate
   launches.
 - **10 % load: coop is better on both axes than every static split on game and on l-sssp on the
