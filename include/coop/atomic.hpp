@@ -92,6 +92,29 @@ class atomic {
   atomic_ref_impl<T> ref_;
 };
 
+/// Adds `v` to `obj` (relaxed, device scope) and does not read it back. `obj` must be in global
+/// memory (the protocol's channel), never in a workgroup's shared memory: on the GPU this is one
+/// reduction (`red.global`) the thread does not wait for. A 64-bit add through a generic
+/// address, as atomic::fetch_add makes it, is compiled to an atomic whose answer says whether it
+/// must be redone in shared memory, and the thread waits for that answer even when nothing reads
+/// the result (sm_90 machine code).
+template <class T>
+COOP_HD inline void add_to_global(T& obj, T v) {
+#if COOP_DEVICE_CODE
+  static_assert(sizeof(T) == 8 || sizeof(T) == 4);
+  if constexpr (sizeof(T) == 8)
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(&obj)),
+                 "l"(static_cast<unsigned long long>(v))
+                 : "memory");
+  else
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(__cvta_generic_to_global(&obj)),
+                 "r"(static_cast<unsigned>(v))
+                 : "memory");
+#else
+  atomic<T>(obj).fetch_add(v, order::relaxed);
+#endif
+}
+
 /// A fence at device scope with order `o`.
 COOP_HD inline void fence(order o) {
 #if COOP_CUDA_COMPILER
