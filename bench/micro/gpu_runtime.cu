@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -54,6 +55,88 @@ using micro::Stat;
 using micro::stat;
 using micro::to_json;
 
+// ---------------------------------------------------------------- barrier anatomy
+
+// Where a grid barrier's time goes, in plain cooperative kernels (no runtime): CUDA's own
+// algorithm written out (32- and 64-bit words), then the protocol's pieces added one at a
+// time: a counter bumped by block 0 after each barrier, the arrival field armed in advance and
+// re-armed by block 0 (the protocol's barrier), block 0 reading two words before arriving (a
+// resizing barrier's check for requests), every block reading a word after arriving (the
+// offers' view refreshed), and the orders: a fence on each side of a relaxed add and volatile
+// polls (CUDA's), or a release (or acquire-release) add and acquire polls (the protocol's).
+enum Anatomy : int {
+  flip32,              // CUDA's grid barrier: block 0 adds 2^31 - (n - 1), the others 1
+  flip64,              // the same on a 64-bit word (bit 63)
+  flip32_counter,      // flip32 + block 0 bumps a counter after each barrier
+  armed64,             // the field armed to 2^15 - n (bits 48-62, parity 63), block 0 re-arms it
+  armed64_counter,     // armed64 + the last arriver bumps a counter (as the protocol does)
+  armed64_preread,     // armed64 + block 0 reads two words before arriving
+  armed32,             // armed64's algorithm on a 32-bit word (bits 16-30, parity 31)
+  armed64_refresh,     // armed64 + every block loads a second word after arriving
+  armed64_acq_rel,     // armed64 with an acquire-release add and acquire polls, no fence
+  armed64_fence_last,  // a release add, acquire polls and an acquire fence by the last arrival
+  kAnatomies
+};
+const char* const kAnatomyNames[] = {
+    "flip32",          "flip64",  "flip32_counter",  "armed64",         "armed64_counter",
+    "armed64_preread", "armed32", "armed64_refresh", "armed64_acq_rel", "armed64_fence_last"};
+static_assert(std::size(kAnatomyNames) == kAnatomies);
+
+// The variants whose arrival field is armed in advance (the others flip CUDA's way).
+constexpr bool is_armed(int v) { return v != flip32 && v != flip64 && v != flip32_counter; }
+
+template <class T, int V>
+__device__ void anatomy_barrier(T* word, std::uint32_t* counter, const std::uint64_t* side) {
+  constexpr int top = int(sizeof(T) * 8) - 1;
+  constexpr bool armed = is_armed(V);
+  constexpr bool ordered = V == armed64_acq_rel || V == armed64_fence_last;
+  constexpr int field = top - 15;  // armed: the arrival field's lowest bit
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const std::uint32_t n = gridDim.x;
+    if constexpr (V == armed64_preread)
+      if (blockIdx.x == 0 && (__ldcg(&side[0]) + __ldcg(&side[16])) == 12345) *counter = 0;
+    T inc;
+    if constexpr (armed)
+      inc = T(1) << field;
+    else
+      inc = blockIdx.x == 0 ? (T(1) << top) - T(n - 1) : T(1);
+    ::cuda::atomic_ref<T, ::cuda::thread_scope_device> ref(*word);
+    T old;
+    if constexpr (ordered) {
+      old = ref.fetch_add(inc, V == armed64_acq_rel ? ::cuda::std::memory_order_acq_rel
+                                                    : ::cuda::std::memory_order_release);
+    } else {
+      __threadfence();
+      old = atomicAdd(word, inc);
+    }
+    std::uint64_t refreshed = 0;
+    if constexpr (V == armed64_refresh) refreshed = __ldcg(&side[32]);
+    const T parity = old >> top;
+    const bool last = ((old + inc) >> top) != parity;
+    if constexpr (ordered) {
+      if (!last)
+        while ((ref.load(::cuda::std::memory_order_acquire) >> top) == parity) {
+        }
+      if (V == armed64_fence_last && last)
+        ::cuda::atomic_thread_fence(::cuda::std::memory_order_acquire, ::cuda::thread_scope_device);
+    } else {
+      if (!last)
+        while ((*reinterpret_cast<volatile T*>(word) >> top) == parity) {
+        }
+      __threadfence();
+    }
+    if (refreshed == 12345) *counter = 0;
+    if constexpr (V == armed64_counter)
+      if (last) atomicAdd(counter, 1u);
+    if constexpr (armed)
+      if (blockIdx.x == 0) atomicAdd(word, T((1u << 15) - n) << field);  // re-arm
+    if constexpr (V == flip32_counter)
+      if (blockIdx.x == 0) atomicAdd(counter, 1u);
+  }
+  __syncthreads();
+}
+
 // ---------------------------------------------------------------- barrier cost
 
 struct BarrierLoop {
@@ -81,6 +164,57 @@ struct BarrierLoop {
   }
 };
 
+// One barrier site per kernel: BarrierLoop holds both, and each of its barriers ran 0.05-0.2 us
+// slower at 6 blocks per SM than the same barrier alone in its kernel (H200,
+// results/2026-11-29-barrier-order/), so both are reported.
+template <bool Resizing>
+struct SingleBarrierLoop {
+  struct Params {
+    std::uint32_t rounds;
+    std::uint64_t* ns;
+  };
+  struct Transmit {
+    std::uint32_t r = 0;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
+    COOP_BEGIN(ctx);
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
+    for (; t.r < p.rounds; ++t.r) {
+      if (Resizing) {
+        COOP_RESIZING_BARRIER(ctx);
+      } else {
+        ctx.global_barrier();
+      }
+    }
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[1] = now_ns();
+    COOP_END(ctx);
+  }
+};
+
+// The anatomy's armed64_acq_rel barrier (on a word of its own, armed for every workgroup) as a
+// job's kernel, cooperative or plain: what the protocol's barrier costs beyond the same
+// algorithm in the same setting, and what the setting costs the algorithm. A kernel of its own,
+// so that BarrierLoop's code stays as the apps' barriers have it.
+struct RawBarrierLoop {
+  struct Params {
+    std::uint32_t rounds;
+    std::uint64_t* ns;  // [0] start, [1] end (workgroup 0)
+    unsigned long long* word;
+  };
+  template <class Ctx>
+  COOP_HD void operator()(Ctx& ctx, const Params& p, Empty&) const {
+    COOP_BEGIN(ctx);
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
+#if COOP_DEVICE_CODE
+    for (std::uint32_t r = 0; r < p.rounds; ++r)
+      anatomy_barrier<unsigned long long, armed64_acq_rel>(p.word, nullptr, nullptr);
+#endif
+    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[1] = now_ns();
+    COOP_END(ctx);
+  }
+};
+
 __global__ void grid_sync_loop(std::uint32_t rounds, std::uint64_t* ns) {
   cg::grid_group g = cg::this_grid();
   if (g.thread_rank() == 0) ns[0] = now_ns();
@@ -97,9 +231,12 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ_sync, grid_sync_loop, threads, 0));
   const int full = std::min(occ_sync, coop::cuda::occupancy<BarrierLoop>(int(threads)));
   ManagedArray<std::uint64_t> ns(2);
+  unsigned long long* raw_word = nullptr;
+  CK(cudaMalloc(&raw_word, 256));
   for (int per_sm : {1, full}) {
     const std::uint32_t blocks = std::uint32_t(sms * per_sm);
-    std::vector<double> sync_us, resize_us, global_us, plain_us, fixed_us;
+    std::vector<double> sync_us, resize_us, global_us, plain_us, fixed_us, raw_us, raw_plain_us,
+        single_resize_us, single_global_us;
     for (int rep = 0; rep < reps; ++rep) {
       void* args[] = {(void*)&rounds, (void*)&ns[0]};
       std::uint64_t* nsp = ns.data();
@@ -126,15 +263,41 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
           {rounds, ns.data(), true});
       plain.wait();
       plain_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      // Each barrier alone in its kernel.
+      auto single_resizing = rt.launch<SingleBarrierLoop<true>>(
+          {.max_groups = blocks, .threads = threads}, {rounds, ns.data()});
+      single_resizing.wait();
+      single_resize_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      auto single_global = rt.launch<SingleBarrierLoop<false>>(
+          {.max_groups = blocks, .threads = threads}, {rounds, ns.data()});
+      single_global.wait();
+      single_global_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      // The anatomy's barrier as a job's kernel, cooperative and plain.
+      const unsigned long long armed = (1ull << 15) - blocks << 48;
+      for (Mode mode : {Mode::cooperative, Mode::persistent}) {
+        CK(cudaMemcpy(raw_word, &armed, sizeof armed, cudaMemcpyHostToDevice));
+        auto raw = rt.launch<RawBarrierLoop>(
+            {.max_groups = blocks, .threads = threads, .policy = Policy::fixed(), .mode = mode},
+            {rounds, ns.data(), raw_word});
+        raw.wait();
+        (mode == Mode::cooperative ? raw_us : raw_plain_us)
+            .push_back(double(ns[1] - ns[0]) / rounds / 1e3);
+      }
     }
     Stat s = stat(sync_us), r = stat(resize_us), g = stat(global_us), pl = stat(plain_us),
-         fx = stat(fixed_us);
+         fx = stat(fixed_us), rw = stat(raw_us), rp = stat(raw_plain_us),
+         sr = stat(single_resize_us), sg = stat(single_global_us);
     std::printf(
         "barrier  %5u blocks (%2d/SM): grid.sync %.2f us | resizing %.2f us (%.2fx) | "
         "resizing, fixed policy %.2f us (%.2fx) | global %.2f us (%.2fx) | same kernel, "
-        "persistent mode %.2f us (%.2fx)\n",
+        "persistent mode %.2f us (%.2fx)\n"
+        "         each alone in its kernel: resizing %.2f us (%.2fx), global %.2f us (%.2fx) | "
+        "the anatomy's armed64_acq_rel as the job's kernel: cooperative %.2f us (%.2fx), "
+        "plain %.2f us (%.2fx)\n",
         blocks, per_sm, s.median, r.median, r.median / s.median, fx.median, fx.median / s.median,
-        g.median, g.median / s.median, pl.median, pl.median / s.median);
+        g.median, g.median / s.median, pl.median, pl.median / s.median, sr.median,
+        sr.median / s.median, sg.median, sg.median / s.median, rw.median, rw.median / s.median,
+        rp.median, rp.median / s.median);
     out.push_back({{"blocks", blocks},
                    {"blocks_per_sm", per_sm},
                    {"threads", threads},
@@ -143,65 +306,16 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
                    {"global_barrier_us", to_json(g)},
                    {"persistent_mode_us", to_json(pl)},
                    {"resizing_fixed_policy_us", to_json(fx)},
+                   {"resizing_barrier_alone_in_kernel_us", to_json(sr)},
+                   {"global_barrier_alone_in_kernel_us", to_json(sg)},
+                   {"resizing_alone_vs_grid_sync", sr.median / s.median},
+                   {"anatomy_barrier_cooperative_kernel_us", to_json(rw)},
+                   {"anatomy_barrier_plain_kernel_us", to_json(rp)},
                    {"resizing_vs_grid_sync", r.median / s.median},
                    {"global_vs_grid_sync", g.median / s.median}});
   }
+  CK(cudaFree(raw_word));
   return out;
-}
-
-// ---------------------------------------------------------------- barrier anatomy
-
-// Where a grid barrier's time goes, in plain cooperative kernels (no runtime): CUDA's own
-// algorithm written out (32- and 64-bit words), then the protocol's pieces added one at a
-// time: a counter bumped by block 0 after each barrier, the arrival field armed in advance and
-// re-armed by block 0 (the protocol's barrier), block 0 reading two words before arriving (a
-// resizing barrier's check for requests).
-enum Anatomy : int {
-  flip32,           // CUDA's grid barrier: block 0 adds 2^31 - (n - 1), the others 1
-  flip64,           // the same on a 64-bit word (bit 63)
-  flip32_counter,   // flip32 + block 0 bumps a counter after each barrier
-  armed64,          // the field armed to 2^15 - n (bits 48-62, parity 63), block 0 re-arms it
-  armed64_counter,  // armed64 + the last arriver bumps a counter (as the protocol does)
-  armed64_preread,  // armed64 + block 0 reads two words before arriving
-  armed32,          // armed64's algorithm on a 32-bit word (bits 16-30, parity 31)
-  kAnatomies
-};
-const char* const kAnatomyNames[] = {"flip32",  "flip64",          "flip32_counter",
-                                     "armed64", "armed64_counter", "armed64_preread",
-                                     "armed32"};
-
-template <class T, int V>
-__device__ void anatomy_barrier(T* word, std::uint32_t* counter, const std::uint64_t* side) {
-  constexpr int top = int(sizeof(T) * 8) - 1;
-  constexpr bool armed =
-      V == armed64 || V == armed64_counter || V == armed64_preread || V == armed32;
-  constexpr int field = top - 15;  // armed: the arrival field's lowest bit
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const std::uint32_t n = gridDim.x;
-    if constexpr (V == armed64_preread)
-      if (blockIdx.x == 0 && (__ldcg(&side[0]) + __ldcg(&side[16])) == 12345) *counter = 0;
-    T inc;
-    if constexpr (armed)
-      inc = T(1) << field;
-    else
-      inc = blockIdx.x == 0 ? (T(1) << top) - T(n - 1) : T(1);
-    __threadfence();
-    const T old = atomicAdd(word, inc);
-    const T parity = old >> top;
-    const bool last = ((old + inc) >> top) != parity;
-    if (!last)
-      while ((*reinterpret_cast<volatile T*>(word) >> top) == parity) {
-      }
-    __threadfence();
-    if constexpr (V == armed64_counter)
-      if (last) atomicAdd(counter, 1u);
-    if constexpr (armed)
-      if (blockIdx.x == 0) atomicAdd(word, T((1u << 15) - n) << field);  // re-arm
-    if constexpr (V == flip32_counter)
-      if (blockIdx.x == 0) atomicAdd(counter, 1u);
-  }
-  __syncthreads();
 }
 
 template <class T, int V>
@@ -216,8 +330,7 @@ template <class T, int V>
 double time_anatomy(std::uint32_t blocks, std::uint32_t threads, std::uint32_t rounds,
                     std::uint64_t* ns, std::uint64_t* word, std::uint32_t* counter,
                     const std::uint64_t* side) {
-  constexpr bool armed =
-      V == armed64 || V == armed64_counter || V == armed64_preread || V == armed32;
+  constexpr bool armed = is_armed(V);
   const T init = armed ? T((1u << 15) - blocks) << (int(sizeof(T) * 8) - 16) : T(0);
   CK(cudaMemcpy(word, &init, sizeof(T), cudaMemcpyHostToDevice));
   T* w = reinterpret_cast<T*>(word);
@@ -264,6 +377,12 @@ json bench_anatomy(int sms, int reps) {
           blocks, threads, rounds, n, word, counter, side));
       us[armed32].push_back(
           time_anatomy<std::uint32_t, armed32>(blocks, threads, rounds, n, word, counter, side));
+      us[armed64_refresh].push_back(time_anatomy<unsigned long long, armed64_refresh>(
+          blocks, threads, rounds, n, word, counter, side));
+      us[armed64_acq_rel].push_back(time_anatomy<unsigned long long, armed64_acq_rel>(
+          blocks, threads, rounds, n, word, counter, side));
+      us[armed64_fence_last].push_back(time_anatomy<unsigned long long, armed64_fence_last>(
+          blocks, threads, rounds, n, word, counter, side));
     }
     const Stat sync = stat(us[kAnatomies]);
     json row{{"blocks", blocks}, {"blocks_per_sm", per_sm}, {"grid_sync_us", to_json(sync)}};
