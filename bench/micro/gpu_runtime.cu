@@ -139,7 +139,15 @@ __device__ void anatomy_barrier(T* word, std::uint32_t* counter, const std::uint
 
 // ---------------------------------------------------------------- barrier cost
 
-struct BarrierLoop {
+// Which barrier each round takes: the one Params::resizing names (BarrierLoop: both barriers on
+// the loop's path), or always the resizing one, or always the global one. Each alone on the
+// path ran 0.05-0.2 us faster than in BarrierLoop at 6 blocks per SM (H200,
+// results/2026-11-29-barrier-order/), so both are reported. (The resizing barrier's code stays
+// in the global one's kernel, reachable only by a resumption.)
+enum class Rounds { either, resizing, global };
+
+template <Rounds Which>
+struct BarrierRounds {
   struct Params {
     std::uint32_t rounds;
     std::uint64_t* ns;  // [0] start, [1] end (workgroup 0)
@@ -153,7 +161,7 @@ struct BarrierLoop {
     COOP_BEGIN(ctx);
     if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
     for (; t.r < p.rounds; ++t.r) {
-      if (p.resizing) {
+      if (Which == Rounds::resizing || (Which == Rounds::either && p.resizing)) {
         COOP_RESIZING_BARRIER(ctx);
       } else {
         ctx.global_barrier();
@@ -163,34 +171,7 @@ struct BarrierLoop {
     COOP_END(ctx);
   }
 };
-
-// One barrier site per kernel: BarrierLoop holds both, and each of its barriers ran 0.05-0.2 us
-// slower at 6 blocks per SM than the same barrier alone in its kernel (H200,
-// results/2026-11-29-barrier-order/), so both are reported.
-template <bool Resizing>
-struct SingleBarrierLoop {
-  struct Params {
-    std::uint32_t rounds;
-    std::uint64_t* ns;
-  };
-  struct Transmit {
-    std::uint32_t r = 0;
-  };
-  template <class Ctx>
-  COOP_HD void operator()(Ctx& ctx, const Params& p, Transmit& t) const {
-    COOP_BEGIN(ctx);
-    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[0] = now_ns();
-    for (; t.r < p.rounds; ++t.r) {
-      if (Resizing) {
-        COOP_RESIZING_BARRIER(ctx);
-      } else {
-        ctx.global_barrier();
-      }
-    }
-    if (ctx.group_id() == 0 && ctx.local_id() == 0) p.ns[1] = now_ns();
-    COOP_END(ctx);
-  }
-};
+using BarrierLoop = BarrierRounds<Rounds::either>;
 
 // The anatomy's armed64_acq_rel barrier (on a word of its own, armed for every workgroup) as a
 // job's kernel, cooperative or plain: what the protocol's barrier costs beyond the same
@@ -263,13 +244,13 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
           {rounds, ns.data(), true});
       plain.wait();
       plain_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
-      // Each barrier alone in its kernel.
-      auto single_resizing = rt.launch<SingleBarrierLoop<true>>(
-          {.max_groups = blocks, .threads = threads}, {rounds, ns.data()});
+      // Each barrier alone on the loop's path.
+      auto single_resizing = rt.launch<BarrierRounds<Rounds::resizing>>(
+          {.max_groups = blocks, .threads = threads}, {rounds, ns.data(), true});
       single_resizing.wait();
       single_resize_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
-      auto single_global = rt.launch<SingleBarrierLoop<false>>(
-          {.max_groups = blocks, .threads = threads}, {rounds, ns.data()});
+      auto single_global = rt.launch<BarrierRounds<Rounds::global>>(
+          {.max_groups = blocks, .threads = threads}, {rounds, ns.data(), false});
       single_global.wait();
       single_global_us.push_back(double(ns[1] - ns[0]) / rounds / 1e3);
       // The anatomy's barrier as a job's kernel, cooperative and plain.
@@ -291,7 +272,8 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
         "barrier  %5u blocks (%2d/SM): grid.sync %.2f us | resizing %.2f us (%.2fx) | "
         "resizing, fixed policy %.2f us (%.2fx) | global %.2f us (%.2fx) | same kernel, "
         "persistent mode %.2f us (%.2fx)\n"
-        "         each alone in its kernel: resizing %.2f us (%.2fx), global %.2f us (%.2fx) | "
+        "         each alone on the loop's path: resizing %.2f us (%.2fx), global %.2f us (%.2fx) "
+        "| "
         "the anatomy's armed64_acq_rel as the job's kernel: cooperative %.2f us (%.2fx), "
         "plain %.2f us (%.2fx)\n",
         blocks, per_sm, s.median, r.median, r.median / s.median, fx.median, fx.median / s.median,
@@ -306,8 +288,8 @@ json bench_barriers(Runtime& rt, int sms, int reps) {
                    {"global_barrier_us", to_json(g)},
                    {"persistent_mode_us", to_json(pl)},
                    {"resizing_fixed_policy_us", to_json(fx)},
-                   {"resizing_barrier_alone_in_kernel_us", to_json(sr)},
-                   {"global_barrier_alone_in_kernel_us", to_json(sg)},
+                   {"resizing_barrier_alone_us", to_json(sr)},
+                   {"global_barrier_alone_us", to_json(sg)},
                    {"resizing_alone_vs_grid_sync", sr.median / s.median},
                    {"anatomy_barrier_cooperative_kernel_us", to_json(rw)},
                    {"anatomy_barrier_plain_kernel_us", to_json(rp)},
