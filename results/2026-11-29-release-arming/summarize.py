@@ -1,65 +1,9 @@
-"""The release arming A/B from one visit (coop_bench_gpu --only stages with the scheduler's release
-arming as landed and with COOP_EXP_NO_ARM=1, alternating): p50 and p99 per run, microseconds.
-usage: python3 summarize.py FOLDER"""
-import glob, json, re, sys
-from collections import defaultdict
+"""The release arming A/B (coop_bench_gpu --only stages with the scheduler's release arming as
+landed and with COOP_EXP_NO_ARM=1, alternating): the control relay folder's summarize.py on the
+noarm switch. usage: python3 summarize.py FOLDER"""
+import os, subprocess, sys
 
-folder = sys.argv[1]
-STAGES = [('request_to_seen_on_device_us', 'request -> seen on device'),
-          ('request_to_first_task_block_us', 'request -> first task block'),
-          ('request_to_task_done_us', 'request -> task done')]
-
-
-def runs(kind):
-    out = defaultdict(list)  # relay -> [json]
-    for f in sorted(glob.glob(f'{folder}/{kind}-noarm*-*.json')):
-        relay = re.search(r'noarm(\d)', f).group(1)
-        out[relay].append(json.load(open(f)))
-    return out
-
-
-def cells(values):
-    return ' '.join(f'{v:.1f}' for v in values)
-
-
-stages = runs('stages')
-if stages:
-    rows = defaultdict(lambda: defaultdict(list))
-    ns = {}
-    for relay, js in stages.items():
-        for j in js:
-            for run in j['stages']['runs']:
-                for row in run['rows']:
-                    ns[relay] = row['N']
-                    key = (run['job_iteration_work'], row['mechanism'],
-                           {1: '1'}.get(row['k'], 'N/4' if row['k'] == row['N'] // 4 else
-                                        'N/2' if row['k'] == row['N'] // 2 else 'N-1'))
-                    for field, _ in STAGES:
-                        rows[key][(relay, field)].append((row[field]['median'], row[field]['p99']))
-    print(f'N: {ns}')
-    for field, title in STAGES:
-        print(f'\n{title} (p50 per run; p99 per run), arming on (as landed) vs off (COOP_EXP_NO_ARM=1)\n')
-        print('| offer work | mechanism | k | armed p50 | not armed p50 | armed p99 | not armed p99 |')
-        print('|---|---|---|---|---|---|---|')
-        for key in sorted(rows, key=lambda k: (k[0], k[1], ['1', 'N/4', 'N/2', 'N-1'].index(k[2]))):
-            off, on = rows[key][('0', field)], rows[key][('1', field)]
-            print(f'| {key[0]} | {key[1]} | {key[2]} | {cells(x[0] for x in off)} | '
-                  f'{cells(x[0] for x in on)} | {cells(x[1] for x in off)} | {cells(x[1] for x in on)} |')
-
-gathers = runs('gather')
-if gathers:
-    print('\ngather (coop_bench_gpu --only gather): gather_us p50 per run; p99 per run\n')
-    print('| offer work | k | armed p50 | not armed p50 | armed p99 | not armed p99 |')
-    print('|---|---|---|---|---|---|')
-    rows = defaultdict(lambda: defaultdict(list))
-    for relay, js in gathers.items():
-        for j in js:
-            for row in j['gather']:
-                n, k = row['N'], row['k']
-                label = '1' if k == 1 else 'N/4' if k == n // 4 else 'N/2' if k == n // 2 else 'N-1'
-                g = row['gather_us']
-                rows[(row['work_per_iteration'], label)][relay].append((g['median'], g['p99']))
-    for key in sorted(rows, key=lambda k: (k[0], ['1', 'N/4', 'N/2', 'N-1'].index(k[1]))):
-        off, on = rows[key]['0'], rows[key]['1']
-        print(f'| {key[0]} | {key[1]} | {cells(x[0] for x in off)} | {cells(x[0] for x in on)} | '
-              f'{cells(x[1] for x in off)} | {cells(x[1] for x in on)} |')
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                      '2026-11-29-control-relay', 'summarize.py')
+sys.exit(subprocess.call([sys.executable, script, sys.argv[1], 'noarm',
+                          'arming on (as landed) vs off (COOP_EXP_NO_ARM=1)', 'armed,not armed']))
