@@ -92,8 +92,9 @@ const char* const kQuickConfig = R"({
 // mechanisms (-sm) launch the app with its workgroups numbered by SM, so that half of them is
 // half of the SMs. time-slicing and mps-50 run the app and the requests in two processes (the
 // driver switches between them; MPS runs both, the app on at most half of the SMs). The app
-// runs again inside its kernel until one launch takes kernel_seconds alone: a long job, as
+// runs again inside its kernel until one launch takes kernel_seconds (10) alone: a long job, as
 // users have it, that a request on a high-priority stream cannot slip in between the runs of.
+// Requests arrive for at least `seconds` of kernel time, in whole launches: here one launch.
 const char* const kColocateConfig = R"({
   "name": "colocate",
   "pairs": [
@@ -107,7 +108,7 @@ const char* const kColocateConfig = R"({
     "pairs": "all",
     "loads": [0.1, 0.3, 0.6],
     "seconds": 4,
-    "kernel_seconds": 2,
+    "kernel_seconds": 10,
     "request": {"task": "cublas", "gpu_ms": 0.4},
     "mechanisms": [
       {"name": "requests-only", "background": "none"},
@@ -520,7 +521,7 @@ void plan_colocate(const json& config, std::vector<Unit>& units) {
                           {"request", request},
                           {"mechanism", m},
                           {"seed", seed + li}},
-                         seconds + 1});
+                         std::max(seconds, kernel_seconds) + 1});
       }
     }
   }
