@@ -258,6 +258,31 @@ TEST(Scheduler, AGrantedTaskHoldsItsCapacityUntilItsWorkReturns) {
   EXPECT_EQ(s.task_records().size(), 2u);
 }
 
+// A waiting task's own thread can find the kills done (the job's M already reads the target)
+// before the job's report has handed their capacity out. That capacity is the task's; asking
+// the job for it again took an H200 job down to workgroup 0 for a request of half the device
+// (coop bench, bfs with its workgroups numbered by SM: the job regrew onto the task's SMs, and
+// the next half-device tasks waited seconds for the SMs they needed).
+TEST(Scheduler, KillsAlreadyDoneAreNotAskedOfTheJobAgain) {
+  detail::Scheduler s(8);
+  ScriptedJob job;
+  admit_shrinking(s, job);
+  auto task = s.request_task(4, 4, 0);
+  EXPECT_EQ(job.target, 4u);
+  ASSERT_FALSE(s.granted(task));
+  job.active = 4;  // the kills are done; the report (membership_changed) is still on its way
+  std::uint32_t target_during = 0;
+  bool paused_during = true;
+  s.run_requested(task, [&] {  // waits for the grant, finding the capacity free itself
+    target_during = job.target;
+    paused_during = job.paused;
+  });
+  EXPECT_EQ(target_during, 4u) << "the job was asked again for capacity the task already had";
+  EXPECT_FALSE(paused_during);
+  s.membership_changed(&job);  // the late report changes nothing
+  EXPECT_EQ(job.target, 8u) << "the job did not get the capacity back after the task";
+}
+
 // The last task standing grows the job back behind its own work (Scheduler::grow_after): the
 // job is asked for its whole size at once, in stream order, and the host sends nothing more
 // at the task's end. The capacity stays the task's until then: nothing else is granted it.

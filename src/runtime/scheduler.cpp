@@ -570,21 +570,32 @@ void Scheduler::growth_landed() {
 }
 
 void Scheduler::reclaim() {
-  std::int64_t missing = 0;
+  // What the waiters still miss, less the capacity already on its way back (kills requested,
+  // not yet reported; jobs suspending, all but a paused workgroup 0). Counted again after every
+  // dispatch(): a waiter reclaiming on its own thread can find a job's report already read (its
+  // M down) but not yet handed out, which the dispatch below hands out. Counted before it, the
+  // shortfall stayed and was asked of the job again: a request for half of an H200 took the job
+  // down to workgroup 0, and the join grid that regrew it put low ids on the SMs the next
+  // half-device task needed (coop bench, bfs with its workgroups numbered by SM).
   std::uint32_t largest = 0;  // the largest request decides between kills and suspension
-  for (auto& w : waiters_) {
-    missing += w.need - w.got;
-    if (w.got < w.need) largest = std::max(largest, w.need);
-  }
-  // Capacity already on its way back (kills requested, not yet reported; jobs suspending, all
-  // but a paused workgroup 0).
-  for (auto& e : jobs_) {
-    std::uint32_t m = e.job->reported_active();
-    if (e.preempting)
-      missing -= occupied(e) - (e.paused ? e.cost : 0);
-    else if (!e.reserved && m > e.target)
-      missing -= std::int64_t(units_for(e, m)) - units_for(e, e.target);
-  }
+  auto shortfall = [&] {
+    std::int64_t missing = 0;
+    largest = 0;
+    for (auto& w : waiters_) {
+      missing += w.need - w.got;
+      if (w.got < w.need) largest = std::max(largest, w.need);
+    }
+    for (auto& e : jobs_) {
+      std::uint32_t m = e.job->reported_active();
+      if (e.preempting)
+        missing -= occupied(e) - (e.paused ? e.cost : 0);
+      else if (!e.reserved && m > e.target)
+        missing -= std::int64_t(units_for(e, m)) - units_for(e, e.target);
+    }
+    return missing;
+  };
+  dispatch();
+  std::int64_t missing = shortfall();
   if (missing <= 0) return;
   // Unconsumed grants come back at once, down to workgroup 0: a job restarted after a suspension
   // reports M 0 until its kernel runs, and a target of 0 would leave it on workgroup 0 for good
@@ -598,6 +609,7 @@ void Scheduler::reclaim() {
     }
   }
   dispatch();
+  missing = shortfall();
   if (missing <= 0) return;
   // Then kills or whole-job preemption (by the preemption policy), lowest-priority jobs first;
   // a job that gives capacity by kills keeps its workgroup 0. Jobs asked down to workgroup 0
