@@ -224,7 +224,8 @@ game search at depth 10. The requests are one cuBLAS SGEMM (2048³, ~0.4 ms alon
 Poisson stream at 10, 30 and 60 % of the device's time, served first come first served. Arrivals
 run on the background's *kernel time* (the clock stops while a run's host work happens between
 runs), so the runs stand in for one long kernel. With the configuration's `kernel_seconds`
-(2 in `colocate`), the app also runs again inside its kernel, from buffers it saved before the
+(10 in `colocate`; 2 in the runs of 2026-11-29 before `results/2026-11-29-half-device-stall/`),
+the app also runs again inside its kernel, from buffers it saved before the
 first run (octree and game from their task pools as seeded), until one launch takes that long
 alone (`coop run --runs-per-kernel`): then it *is* one long kernel, and a request on a
 high-priority stream cannot slip in between its runs. Each pair's header says how many runs a
@@ -443,11 +444,17 @@ coop-whole-yield and green-64, at every load, come from `results/2026-11-29-runs
 graph; l-sssp: 2 runs, 2.8 s). The rows of octree and game for requests-only, stream-priority,
 coop-whole, coop-at-request and green-64, at every load, come from
 `results/2026-11-29-work-stealing-runs/` (2026-11-29, visit 2): one launch of 95–96 octree
-builds (2.0 s) or 5 game searches (2.1 s). The other rows are separate launches of one run.
+builds (2.0 s) or 5 game searches (2.1 s). The rows of bfs on the road graph at 30 % for
+requests-only, stream-priority, suspend, coop-whole, coop-whole-yield, coop-at-request, green-16
+and green-32 come from `results/2026-11-29-half-device-stall/` (visit 1): one launch of 104 runs,
+10.0 s alone; its coop-half-sm and coop-half-yield-sm rows from visit 4, after the scheduler's fix
+that keeps a half-device request from taking the job down to workgroup 0 (`e29ddbc`). The other
+rows are separate launches of one run.
 
 - **Against stream priority.** Stream priority waits for the app's launch at every load. With
-  bfs as one launch of ~2 s, on both graphs, that is 2.0–4.9 s at p99, and coop answers in
-  0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms on R-MAT and ~100 ms on
+  bfs as one launch of 10 s on the road graph at 30 %, that is 10.3 s at p99 against
+  coop-whole's 1.25 ms: 8,200× lower. As one launch of ~2 s, on both graphs, it is 2.0–4.9 s at
+  p99, and coop answers in 0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms on R-MAT and ~100 ms on
   the road graph, stream priority waited at most a run: coop was 4–11× and 49–127× lower).
   l-sssp on the road graph in launches of two runs (2.8 s): 2.7–5.6 s against 1.1–2.5 ms,
   2,140–2,510×. Octree 8 M in launches of 95–96 builds (2.0 s): 2.0–5.3 s against coop-whole's
@@ -471,7 +478,9 @@ builds (2.0 s) or 5 game searches (2.1 s). The other rows are separate launches 
   - The 10 % request stream is within 1.2× its own p99 on an idle device + 60 µs on octree, game
     and both apps on the road graph.
 - **30 % load: the static splits keep more of the background, and coop answers 2–3× sooner.**
-  - bfs, road graph, one long launch: 1.22 ms and 0.79, against 3.54 ms and 1.10.
+  - bfs, road graph, one launch of 10 s: coop-whole 1.25 ms and 0.76 (the target, 0.67, met),
+    against 3.54 ms and 1.10 for the 64-SM split (a launch of 2 s). The 32- and 16-SM splits
+    cannot serve the stream: 1.75 s and 6.6 s at p99.
   - l-sssp, road graph, yielding form, one long launch: 1.31 ms and 0.60, against 3.55 ms and
     0.75 for the 64-SM split (and MPS at 50 %, separate launches: 3.6 ms and 0.96).
   - bfs, R-MAT, yielding form, one long launch: 1.93 ms and 0.70, against 3.70 ms and 0.91.

@@ -22,6 +22,7 @@ F=results/2026-11-27-fresh-offer
 L=results/2026-11-27-colocation-loads
 N=results/2026-11-29-runs-per-kernel
 W=results/2026-11-29-work-stealing-runs
+V=results/2026-11-29-half-device-stall
 /usr/bin/python3 scripts/colocation_report.py "$G/visit-3/colocate.json.gz" "$P/visit-3/processes.json.gz" \
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
@@ -29,7 +30,7 @@ W=results/2026-11-29-work-stealing-runs
   "$N/rmat/bench" "$N/rmat-loads/bench" "$N/road/bench" "$N/road-loads/bench" \
   "$N/lsssp/bench" "$N/lsssp-loads/bench" \
   "$W/visit-2/octree/bench" "$W/visit-2/octree-loads/bench" "$W/visit-2/game/bench" \
-  "$W/visit-2/game-loads/bench" \
+  "$W/visit-2/game-loads/bench" "$V/visit-1/bench" "$V/visit-4/fixed" \
   --commit 1e96df8 --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"
