@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -281,6 +282,62 @@ TEST(Scheduler, KillsAlreadyDoneAreNotAskedOfTheJobAgain) {
   EXPECT_FALSE(paused_during);
   s.membership_changed(&job);  // the late report changes nothing
   EXPECT_EQ(job.target, 8u) << "the job did not get the capacity back after the task";
+}
+
+// The same under a schedule: a device thread carries out each target after a random delay and
+// reports it after another (up to past the waiter's spin for its grant), while tasks for half
+// of the device come one after another. Nothing else runs, so no task may take the job below
+// its half. Seeded; the threads' interleaving varies from run to run.
+TEST(Scheduler, HalfDeviceTasksNeverTakeTheJobBelowItsHalf) {
+  struct LowestJob : ScriptedJob {
+    std::atomic<std::uint32_t> lowest{8};
+    void set_target(std::uint32_t t, bool pause) override {
+      ScriptedJob::set_target(t, pause);
+      if (t < lowest) lowest = t;
+    }
+  };
+  detail::Scheduler s(8);
+  LowestJob job;
+  admit_shrinking(s, job);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint32_t> reported{8};
+  std::thread device([&] {
+    std::mt19937 rng(20261129);
+    std::uniform_int_distribution<int> us(0, 3000);
+    while (!stop) {
+      const std::uint32_t t = job.target;
+      if (t == job.active) {
+        std::this_thread::yield();
+        continue;
+      }
+      reported = 0;
+      std::this_thread::sleep_for(std::chrono::microseconds(us(rng) / 10));
+      job.active = t;  // the workgroups have left (or joined)
+      std::this_thread::sleep_for(std::chrono::microseconds(us(rng)));
+      s.membership_changed(&job);  // ... and the host hears of it
+      reported = t;
+    }
+  });
+  struct Joiner {
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Joiner() {
+      stop = true;
+      t.join();
+    }
+  } joiner{stop, device};
+  for (int i = 0; i < 60; ++i) {
+    // Grown back and reported: the next task needs kills.
+    const auto due = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (job.target != 8 || job.active != 8 || reported != 8) {
+      if (std::chrono::steady_clock::now() > due) break;
+      std::this_thread::yield();
+    }
+    ASSERT_EQ(job.target, 8u) << "the job did not grow back after task " << i;
+    auto task = s.request_task(4, 4, 0);
+    s.run_requested(task, [] {});
+  }
+  EXPECT_GE(job.lowest, 4u) << "a task for half of the device took the job below its half";
 }
 
 // The last task standing grows the job back behind its own work (Scheduler::grow_after): the
