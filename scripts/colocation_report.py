@@ -224,10 +224,9 @@ game search at depth 10. The requests are one cuBLAS SGEMM (2048³, ~0.4 ms alon
 Poisson stream at 10, 30 and 60 % of the device's time, served first come first served. Arrivals
 run on the background's *kernel time* (the clock stops while a run's host work happens between
 runs), so the runs stand in for one long kernel. With the configuration's `kernel_seconds`
-(10 in `colocate`; 2 in the runs of 2026-11-29 before `results/2026-11-29-half-device-stall/`),
-the app also runs again inside its kernel, from buffers it saved before the
-first run (octree and game from their task pools as seeded), until one launch takes that long
-alone (`coop run --runs-per-kernel`): then it *is* one long kernel, and a request on a
+(10 in `colocate`; 2 in the runs before `results/2026-11-29-half-device-stall/`), the app also
+runs again inside its kernel, from buffers it saved before the first run (octree and game from
+their task pools as seeded), until one launch takes that long alone (`coop run --runs-per-kernel`): then it *is* one long kernel, and a request on a
 high-priority stream cannot slip in between its runs. Each pair's header says how many runs a
 launch held (one in the runs of 2026-11-27). A request's latency is wall time from its arrival
 to its end, queueing included. "Background kept": the plain persistent kernel's time
@@ -454,8 +453,9 @@ rows are separate launches of one run.
 - **Against stream priority.** Stream priority waits for the app's launch at every load. With
   bfs as one launch of 10 s on the road graph at 30 %, that is 10.3 s at p99 against
   coop-whole's 1.25 ms: 8,200× lower. As one launch of ~2 s, on both graphs, it is 2.0–4.9 s at
-  p99, and coop answers in 0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms on R-MAT and ~100 ms on
-  the road graph, stream priority waited at most a run: coop was 4–11× and 49–127× lower).
+  p99, and coop answers in 0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms
+  on R-MAT and ~100 ms on the road graph, stream priority waited at most a run: coop was 4–11×
+  and 49–127× lower).
   l-sssp on the road graph in launches of two runs (2.8 s): 2.7–5.6 s against 1.1–2.5 ms,
   2,140–2,510×. Octree 8 M in launches of 95–96 builds (2.0 s): 2.0–5.3 s against coop-whole's
   0.90–3.36 ms, 1,572–2,239× (as separate launches of one 21-ms build: 2–24×). Game at depth 10
