@@ -6,7 +6,9 @@
 // tiles in progress parked and resumed by the next launch), green contexts (static SM splits
 // through the driver API), and coop (the GEMM as a cooperative job, each request a task asking
 // for half or nearly all of the device; the job offers inside tiles too, parking partial sums;
-// served one at a time, or submitted as they arrive through the asynchronous API).
+// served one at a time, or submitted as they arrive through the asynchronous API; coop-mixed
+// asks for the whole device and for half of it in turn, so that each request for half finds the
+// job grown back by a join grid).
 // Latency is measured from each request's arrival (queueing included); the background's
 // throughput is tiles per second as a fraction of the plain kernel alone on the whole device.
 // Both sides' results are checked after each run, off the measured loop. `--only processes`
@@ -35,6 +37,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -253,6 +256,12 @@ json samples_json(const std::vector<double>& ms) {
   json a = json::array();
   for (double x : ms) a.push_back(std::round(x * 1e3) / 1e3);
   return a;
+}
+
+/// An environment variable's value as the run saw it, or `unset`.
+std::string env_or(const char* name, const char* unset) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : unset;
 }
 
 json lat_json(std::vector<double> v) {
@@ -855,6 +864,9 @@ int main(int argc, char** argv) {
         TaskLaunch launch = TaskLaunch::after_gather;
         bool pause_kept = true;
         bool queued = false;
+        /// Every other request for the whole device, the others for `share`: a job taken down
+        /// to workgroup 0 grows back by a join grid before each request for a share of it.
+        bool mixed = false;
       };
       std::vector<CoopForm> forms = {
           {"coop-half", 0.5, o.offer_steps},
@@ -864,6 +876,8 @@ int main(int argc, char** argv) {
           {"coop-whole-queued", 1.0, o.offer_steps, TaskLaunch::after_gather, true, true},
           {"coop-whole-queued-at-request", 1.0, o.offer_steps, TaskLaunch::at_request, true, true}};
       if (o.offer_steps) forms.push_back({"coop-whole-between-tiles", 1.0, 0});
+      forms.push_back(
+          {"coop-mixed", 0.5, o.offer_steps, TaskLaunch::after_gather, true, false, true});
       const PreemptionPolicy policy = rt.preemption();
       for (const CoopForm& f : forms) {
         if (!o.runs(f.name)) continue;
@@ -872,13 +886,17 @@ int main(int argc, char** argv) {
         rt.set_preemption(form_policy);
         g.offer_steps = f.offer_steps;
         Job job = start_coop();
-        const double fraction = f.share == 1.0 ? 1.0 - 1.0 / double(job.max_groups()) : f.share;
+        const double whole = 1.0 - 1.0 / double(job.max_groups());
+        const double fraction = f.share == 1.0 ? whole : f.share;
         Latencies l;
         std::vector<double> gathers, runs, spans;
         bench::TaskSteps host;
+        std::size_t submitted = 0;
         auto submit = [&](int slot) {
+          const bool for_whole = f.mixed && submitted++ % 2 == 0;
           return rt.submit_fraction(
-              fraction, [&req, slot](Task& t) { req.enqueue(t.stream(), slot); }, 1, f.launch);
+              for_whole ? whole : fraction,
+              [&req, slot](Task& t) { req.enqueue(t.stream(), slot); }, 1, f.launch);
         };
         auto finished = [&](int slot, double called, const TaskHandle& h) {
           const TaskRecord r = h.record();
@@ -913,8 +931,20 @@ int main(int argc, char** argv) {
         const JobStats st = job.stats();
         finish_coop(job);
         if (!req.check()) throw std::runtime_error("the request's output is wrong");
+        json by_size;
+        if (f.mixed) {  // the requests for the whole device, then those for a share
+          std::vector<double> sized[2];
+          for (std::size_t i = 0; i < l.ms.size(); ++i) sized[i % 2].push_back(l.ms[i]);
+          by_size = {{"whole_ms", lat_json(sized[0])}, {"share_ms", lat_json(sized[1])}};
+          std::printf("  %-22s whole-device requests p99 %.3f ms, half-device p99 %.3f ms\n",
+                      f.name, bench::Percentiles(sized[0]).at(0.99),
+                      bench::Percentiles(sized[1]).at(0.99));
+        }
         record(f.name, load, l, rate,
                {{"fraction", fraction},
+                {"every_other_request_whole", f.mixed},
+                {"latency_by_size_ms", by_size},
+                {"join_pack_wait_ns", env_or("COOP_CUDA_JOIN_PACK_WAIT_NS", "default")},
                 {"submitted_at_arrival", f.queued},
                 {"task_launch", task_launch_name(f.launch)},
                 {"preemption", form_policy.name()},

@@ -144,10 +144,12 @@ struct LaunchConfig {
   /// the device waited for the job to end). So jobs ask for the most; the graph apps ran no
   /// slower for the smaller L1 (docs/cuda-backend.md). Ignored by the CPU backend.
   int shared_carveout = 100;
-  /// CUDA: number the first grid's workgroups by SM (SM 0's the lowest ids) instead of launch
-  /// order, so that the top ids, the ones offer_kill removes first, fill whole SMs: a task then
-  /// runs on SMs of its own instead of beside the job's blocks, whose warps starve its warps
-  /// (docs/cuda-backend.md, "Launch"). For jobs that share the device with tasks. Not for
+  /// CUDA: number the job's workgroups by SM (SM 0's the lowest ids), in its first grid and in
+  /// each grid it grows back by, instead of launch order, so that the top ids, the ones
+  /// offer_kill removes first, fill whole SMs: a task then runs on SMs of its own instead of
+  /// beside the job's blocks, whose warps starve its warps (docs/cuda-backend.md, "Launch"),
+  /// also after a whole-device task took the job down to workgroup 0. For jobs that share the
+  /// device with tasks. Not for
   /// kernels whose phases can have less work than the grid has threads (a grid-stride loop's
   /// low ids do the work): those ids then sit on a few SMs (bfs on a road graph ran 2.2 times
   /// slower). Used only when it costs the kernel no occupancy; COOP_CUDA_IDS_BY_SM=1 or 0

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,25 @@ using cuda::detail::Mailbox;
 
 // ---------------------------------------------------------------- JobCore
 
+namespace {
+
+// COOP_CUDA_JOIN_PACK_WAIT_NS, read at each launch (tests and comparisons set it per job).
+std::uint32_t join_pack_wait_from_environment() {
+  constexpr std::uint32_t kDefault = 50'000;
+  const char* v = std::getenv("COOP_CUDA_JOIN_PACK_WAIT_NS");
+  if (!v || !*v) return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long ns = std::strtoull(v, &end, 10);
+  if (*end != '\0' || errno != 0 || ns > 1'000'000'000ull || v[0] == '-')
+    throw std::invalid_argument(std::string("COOP_CUDA_JOIN_PACK_WAIT_NS must be a number of ns "
+                                            "in [0, 1000000000], got '") +
+                                v + "'");
+  return std::uint32_t(ns);
+}
+
+}  // namespace
+
 JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const LaunchConfig& cfg,
                  const KernelTraits& traits, std::uint32_t n, std::uint32_t cost,
                  std::uint32_t transmit_bytes)
@@ -34,7 +54,8 @@ JobCore::JobCore(DeviceService& dev, coop::detail::Scheduler& sched, const Launc
       stride_(cuda::detail::event_stride(transmit_bytes)),
       // Unconsumed spawn records are bounded by N (each holds a workgroup that has not started);
       // kill reports are not, so the ring wraps and a block waits for space only then.
-      ring_slots_(2 * n + 256) {
+      ring_slots_(2 * n + 256),
+      join_pack_wait_ns_(join_pack_wait_from_environment()) {
   using Kind = BufferCache::Kind;
   const std::size_t state_bytes = sizeof(DeviceState) + sizeof(std::uint32_t) * n;
   state_copy_buffer_ =
@@ -229,11 +250,14 @@ coop::detail::Membership JobCore::membership() const {
   return m;
 }
 
-CUstream_st* JobCore::idle_stream() {
-  for (auto* s : streams_)
-    if (cudaStreamQuery(s) == cudaSuccess) return s;
-  streams_.push_back(dev_.create_stream(false, "creating a job stream"));
-  return streams_.back();
+std::pair<CUstream_st*, cuda::detail::PackSlot*> JobCore::idle_stream() {
+  std::size_t i = 0;
+  while (i < streams_.size() && cudaStreamQuery(streams_[i]) != cudaSuccess) ++i;
+  if (i == streams_.size()) streams_.push_back(dev_.create_stream(false, "creating a job stream"));
+  // The grid that last used this stream's slot has ended (the stream is idle), and its last
+  // block emptied the slot.
+  const bool packs = join_pack_wait_ns_ != 0 && i < cuda::detail::kJoinPackSlots;
+  return {streams_[i], packs ? &state_->join_pack[i] : nullptr};
 }
 
 bool JobCore::ids_by_sm(const LaunchConfig& cfg) {
@@ -264,8 +288,10 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
     }
     mirror_request(host.channel.request);
     host.outstanding = m0;
-    host.packed = 0;  // the start grid's blocks count themselves by SM (pack_ids)
-    std::fill(std::begin(host.blocks_on_sm), std::end(host.blocks_on_sm), 0u);
+    // The start grid's blocks count themselves by SM (pack_ids); join grids find their
+    // slots empty (a run that ended in a fault may have left one half used).
+    host.start_pack = cuda::detail::PackSlot{};
+    for (auto& p : host.join_pack) p = cuda::detail::PackSlot{};
     write_state(sizeof(DeviceState));
   }
   reported_.store(m0);
@@ -274,7 +300,7 @@ void JobCore::start(std::uint32_t m0, int site, const void* transmit) {
   run_counted_ = true;
   coop::detail::device_run_started();
   try {
-    check(launch_grid(0, m0, site, transmit, idle_stream(), true),
+    check(launch_grid(0, m0, site, transmit, idle_stream().first, true, nullptr),
           "launching the cooperative kernel (cudaLaunchCooperativeKernel)");
   } catch (...) {
     if (run_counted_.exchange(false)) coop::detail::device_run_ended();
@@ -309,7 +335,8 @@ bool JobCore::service() {
                      __ATOMIC_RELEASE);
     std::int64_t delta = 0;
     if (kind == EventKind::spawn) {
-      int rc = launch_grid(h.first, h.count, h.site, payload.data(), idle_stream(), false);
+      const auto [stream, pack] = idle_stream();
+      int rc = launch_grid(h.first, h.count, h.site, payload.data(), stream, false, pack);
       if (rc != cudaSuccess) {
         fail(std::string("launching ") + std::to_string(h.count) +
              " joining workgroups: " + cudaGetErrorString(cudaError_t(rc)));

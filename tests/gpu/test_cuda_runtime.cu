@@ -573,6 +573,25 @@ TEST(CudaRuntime, RejectsLaunchesThatCannotBeCoResident) {
   EXPECT_THROW(rt->run(0, [](Task&) {}), std::invalid_argument);
 }
 
+// A join grid's wait for ids by SM that is not a number of ns stops the launch with the
+// variable's name, and a runtime that refused it still runs jobs.
+TEST(CudaRuntime, RejectsAJoinPackWaitThatIsNotANumber) {
+  auto rt = test::make_runtime(0);
+  Managed<std::uint32_t> stop(1);
+  for (const char* bad : {"fast", "-5", "20us", "99999999999"}) {
+    ASSERT_EQ(setenv("COOP_CUDA_JOIN_PACK_WAIT_NS", bad, 1), 0);
+    try {
+      rt->launch<Spinner>({.max_groups = 2}, {stop.get()});
+      ADD_FAILURE() << "COOP_CUDA_JOIN_PACK_WAIT_NS=" << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("COOP_CUDA_JOIN_PACK_WAIT_NS"), std::string::npos)
+          << e.what();
+    }
+  }
+  unsetenv("COOP_CUDA_JOIN_PACK_WAIT_NS");
+  rt->launch<Spinner>({.max_groups = 2}, {stop.get()}).wait();
+}
+
 // A cooperative job that marks the SMs its workgroups run on, giving workgroups to tasks and
 // forking back as the scheduler asks.
 struct MarkSms {
@@ -670,10 +689,10 @@ TEST(CudaRuntime, ARuntimeInAGreenContextStaysOnItsSMs) {
         << "SM " << sm << " ran both sides";
 }
 
-// A cooperative job that records the SM its start grid's workgroups run on, by id (SM + 1), and
-// gives workgroups to tasks and forks back as the scheduler asks. Its blocks hold 40 KB of
-// shared memory, so that a task block asking for more than an SM has left beside all but one of
-// them can run only on an SM the job has left.
+// A cooperative job that records, by id, the SM each of its blocks (start and join grids) runs
+// on (SM + 1), and gives workgroups to tasks and forks back as the scheduler asks. Its blocks
+// hold 40 KB of shared memory, so that a task block asking for more than an SM has left beside
+// all but one of them can run only on an SM the job has left.
 struct SmOfId {
   struct Shared {
     unsigned char pad[40 * 1024];
@@ -685,7 +704,7 @@ struct SmOfId {
   template <class Ctx>
   COOP_HD void operator()(Ctx& ctx, const Params& p, Empty& e) const {
 #if COOP_DEVICE_CODE
-    if (ctx.local_id() == 0 && ctx.resume_point() == 0)
+    if (ctx.local_id() == 0)
       atomic_ref<std::uint32_t>(p.sm_of_id[ctx.group_id()]).store(sm_id() + 1);
 #endif
     Spinner{}(ctx, {p.stop}, e);
@@ -701,74 +720,160 @@ __global__ void mark_sm_with_shared(std::uint32_t* sms) {
   }
 }
 
+/// A job of SmOfId with ids by SM that fills the device, and a task kernel whose blocks fit
+/// only on an SM the job has left.
+class IdsBySm : public ::testing::Test {
+ protected:
+  static constexpr std::uint32_t kWords = 8;
+
+  void SetUp() override {
+    COOP_SKIP_UNDER_SANITIZER();
+    rt = test::make_runtime(0);
+    ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+    sms = std::uint32_t(prop.multiProcessorCount);
+    // The task's kernel is loaded before the job runs: under CUDA_MODULE_LOADING=LAZY its first
+    // use beside the job (the attribute below) loads it then, and the scheduler's request to
+    // the job never reached the device (an H200 run of this suite hung here).
+    cudaFuncAttributes task_attr{};
+    ASSERT_EQ(cudaFuncGetAttributes(&task_attr, mark_sm_with_shared), cudaSuccess);
+    job = rt->launch<SmOfId>({.threads = 256, .ids_by_sm = true}, {sm_of_id.data(), stop.get()});
+    n = job.max_groups();
+    ASSERT_LE(n, 8192u);
+    per_sm = n / sms;
+    ASSERT_EQ(n, per_sm * sms) << "the job does not hold the same number of blocks on every SM";
+    ASSERT_GE(per_sm, 2u);
+    // A task block's shared memory: more than an SM has beside per_sm - 1 of the job's blocks,
+    // no more than an empty SM has.
+    cudaFuncAttributes job_attr{};
+    ASSERT_EQ(cudaFuncGetAttributes(&job_attr, coop::cuda::detail::kernel_function<SmOfId>(
+                                                   Mode::cooperative, /*by_place=*/true)),
+              cudaSuccess);
+    const std::size_t reserved = prop.reservedSharedMemPerBlock;
+    const std::size_t per_block = job_attr.sharedSizeBytes + reserved;
+    const std::size_t beside = prop.sharedMemPerMultiprocessor - (per_sm - 1) * per_block;
+    task_shared = beside - reserved + 1024;
+    ASSERT_LE(task_shared + reserved, prop.sharedMemPerMultiprocessor);
+    ASSERT_LE(task_shared, prop.sharedMemPerBlockOptin);
+    ASSERT_EQ(cudaFuncSetAttribute(mark_sm_with_shared, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   int(task_shared)),
+              cudaSuccess);
+  }
+  void TearDown() override {
+    *stop = 1;
+    if (job) job.wait();
+  }
+
+  /// The SM of each id in [first, n), once every one of them has recorded it (a duplicated id
+  /// leaves another unrecorded).
+  std::vector<std::uint32_t> sms_of_ids(std::uint32_t first) {
+    EXPECT_TRUE(wait_until([&] {
+      for (std::uint32_t i = first; i < n; ++i)
+        if (atomic_ref<std::uint32_t>(sm_of_id[i]).load() == 0) return false;
+      return true;
+    })) << "not every id in ["
+        << first << ", " << n << ") recorded its SM";
+    std::vector<std::uint32_t> sm(n);
+    for (std::uint32_t i = first; i < n; ++i) sm[i] = sm_of_id[i] - 1;
+    return sm;
+  }
+  /// Runs a task of two SMs' worth of workgroups, whose blocks need an SM the job has left;
+  /// false if they found none within 5 s. The SMs they ran on are in task_sms.
+  bool two_sm_task_ran() {
+    const std::uint32_t k = 2 * per_sm;
+    // The ids the task takes are recorded again by the grid the job grows back by: the test
+    // goes on once they are, so that no block of that grid records its SM after a later reset.
+    for (std::uint32_t i = n - k; i < n; ++i) atomic_ref<std::uint32_t>(sm_of_id[i]).store(0);
+    bool ran = false;
+    TaskRecord r = rt->run(k, [&](Task& t) {
+      mark_sm_with_shared<<<2, 32, task_shared, t.stream()>>>(task_sms.data());
+      coop::cuda::check(cudaGetLastError(), "launching the task's kernel");
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!(ran = cudaStreamQuery(t.stream()) == cudaSuccess) &&
+             std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      // The runtime waits for the task's kernel: end the job, so that it can run, and the test
+      // fails rather than hangs.
+      if (!ran) atomic_ref<std::uint32_t>(*stop).store(1);
+    });
+    EXPECT_EQ(r.groups, k);
+    if (ran) sms_of_ids(n - k);
+    return ran;
+  }
+  /// The task's blocks ran on SMs that the top two SMs' worth of ids left.
+  void expect_task_on_top(const std::vector<std::uint32_t>& sm) {
+    const std::vector<std::uint32_t> top(sm.end() - 2 * per_sm, sm.end());
+    for (std::uint32_t s : sms_of(task_sms.data(), kWords))
+      EXPECT_TRUE(std::find(top.begin(), top.end(), s) != top.end())
+          << "a task block ran on SM " << s << ", not one the top " << 2 * per_sm << " ids left";
+  }
+  /// Takes the job down to workgroup 0 for a whole-device task, then waits until it has grown
+  /// back (join grids) and every id above 0 has recorded its SM again.
+  std::vector<std::uint32_t> regrow_after_whole_device_task() {
+    for (std::uint32_t i = 1; i < n; ++i) atomic_ref<std::uint32_t>(sm_of_id[i]).store(0);
+    TaskRecord r = rt->run_fraction(1.0, [](Task&) {});
+    EXPECT_EQ(r.groups, n - 1);
+    return sms_of_ids(1);
+  }
+  static void expect_ids_by_sm(const std::vector<std::uint32_t>& sm, std::uint32_t first) {
+    for (std::uint32_t i = first + 1; i < sm.size(); ++i)
+      ASSERT_LE(sm[i - 1], sm[i]) << "ids " << i - 1 << " and " << i << " are on SMs " << sm[i - 1]
+                                  << " and " << sm[i] << ": ids do not go by SM";
+  }
+
+  std::unique_ptr<Runtime> rt;
+  cudaDeviceProp prop{};
+  std::uint32_t sms = 0, n = 0, per_sm = 0;
+  std::size_t task_shared = 0;
+  ManagedArray<std::uint32_t> sm_of_id{8192}, task_sms{kWords};
+  Managed<std::uint32_t> stop;
+  Job job;
+};
+
 // With LaunchConfig::ids_by_sm the start grid's ids go by SM (SM order, then arrival), so the
 // top ids fill whole SMs: a task that takes the top workgroups of a job that fills every SM
 // runs on SMs of its own, not beside the job's blocks (whose compute-bound warps would starve
 // its warps). With ids in launch order the top ids are one per SM, and the task's blocks below
 // would find no SM with room (the test then fails on the deadline rather than hanging).
-TEST(CudaRuntime, IdsBySmFillWholeSmsFromTheTop) {
-  COOP_SKIP_UNDER_SANITIZER();
-  auto rt = test::make_runtime(0);
-  cudaDeviceProp prop{};
-  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
-  const auto sms = std::uint32_t(prop.multiProcessorCount);
-  constexpr std::uint32_t kWords = 8;
-  ManagedArray<std::uint32_t> sm_of_id(8192), task_sms(kWords);
-  Managed<std::uint32_t> stop;
-  // The task's kernel is loaded before the job runs: under CUDA_MODULE_LOADING=LAZY its first
-  // use beside the job (the attribute below) loads it then, and the scheduler's request to the
-  // job never reached the device (an H200 run of this suite hung here).
-  cudaFuncAttributes task_attr{};
-  ASSERT_EQ(cudaFuncGetAttributes(&task_attr, mark_sm_with_shared), cudaSuccess);
-  auto job = rt->launch<SmOfId>({.threads = 256, .ids_by_sm = true}, {sm_of_id.data(), stop.get()});
-  const std::uint32_t n = job.max_groups();
-  ASSERT_LE(n, 8192u);
-  ASSERT_TRUE(wait_until([&] {
-    for (std::uint32_t i = 0; i < n; ++i)
-      if (atomic_ref<std::uint32_t>(sm_of_id[i]).load() == 0) return false;
-    return true;
-  })) << "not every workgroup of the start grid recorded its SM";
-  std::vector<std::uint32_t> sm(n);
-  for (std::uint32_t i = 0; i < n; ++i) sm[i] = sm_of_id[i] - 1;
-  for (std::uint32_t i = 1; i < n; ++i)
-    ASSERT_LE(sm[i - 1], sm[i]) << "ids " << i - 1 << " and " << i << " are on SMs " << sm[i - 1]
-                                << " and " << sm[i] << ": ids do not go by SM";
-  // A task block's shared memory: more than an SM has beside per_sm - 1 of the job's blocks,
-  // no more than an empty SM has.
-  const std::uint32_t per_sm = n / sms;
-  ASSERT_EQ(n, per_sm * sms) << "the job does not hold the same number of blocks on every SM";
-  ASSERT_GE(per_sm, 2u);
-  cudaFuncAttributes job_attr{};
-  ASSERT_EQ(cudaFuncGetAttributes(&job_attr, coop::cuda::detail::kernel_function<SmOfId>(
-                                                 Mode::cooperative, /*by_place=*/true)),
-            cudaSuccess);
-  const std::size_t reserved = prop.reservedSharedMemPerBlock;
-  const std::size_t per_block = job_attr.sharedSizeBytes + reserved;
-  const std::size_t beside = prop.sharedMemPerMultiprocessor - (per_sm - 1) * per_block;
-  const std::size_t task_shared = beside - reserved + 1024;
-  ASSERT_LE(task_shared + reserved, prop.sharedMemPerMultiprocessor);
-  ASSERT_LE(task_shared, prop.sharedMemPerBlockOptin);
-  ASSERT_EQ(cudaFuncSetAttribute(mark_sm_with_shared, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 int(task_shared)),
-            cudaSuccess);
-  const std::uint32_t k = 2 * per_sm;  // two SMs' worth
-  bool ran = false;
-  TaskRecord r = rt->run(k, [&](Task& t) {
-    mark_sm_with_shared<<<2, 32, task_shared, t.stream()>>>(task_sms.data());
-    coop::cuda::check(cudaGetLastError(), "launching the task's kernel");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!(ran = cudaStreamQuery(t.stream()) == cudaSuccess) &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  });
-  EXPECT_EQ(r.groups, k);
-  *stop = 1;
-  job.wait();
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the task's kernel has run by now
-  EXPECT_TRUE(ran) << "the task's blocks found no SM with room while the job ran: the top " << k
-                   << " ids did not leave whole SMs";
-  const std::vector<std::uint32_t> top(sm.end() - k, sm.end());
-  for (std::uint32_t s : sms_of(task_sms.data(), kWords))
-    EXPECT_TRUE(std::find(top.begin(), top.end(), s) != top.end())
-        << "a task block ran on SM " << s << ", not one the top " << k << " ids left";
+TEST_F(IdsBySm, FillWholeSmsFromTheTop) {
+  const std::vector<std::uint32_t> sm = sms_of_ids(0);
+  expect_ids_by_sm(sm, 0);
+  EXPECT_TRUE(two_sm_task_ran()) << "the task's blocks found no SM with room while the job ran: "
+                                    "the top ids did not leave whole SMs";
+  expect_task_on_top(sm);
+}
+
+// A whole-device task takes the job down to workgroup 0; the job grows back by a join grid,
+// which numbers its blocks by SM too, so that a later task for a share of the job still gets
+// whole SMs. With join grids in launch order (before, or COOP_CUDA_JOIN_PACK_WAIT_NS=0) the
+// top ids landed on every SM and the task's blocks waited for the job's end.
+TEST_F(IdsBySm, JoinGridsKeepWholeSmsAfterAWholeDeviceTask) {
+  sms_of_ids(0);
+  for (int round = 0; round < 3; ++round) {
+    const std::vector<std::uint32_t> sm = regrow_after_whole_device_task();
+    expect_ids_by_sm(sm, 1);
+    ASSERT_TRUE(two_sm_task_ran()) << "round " << round
+                                   << ": the task's blocks found no SM with room after the "
+                                      "job grew back";
+    expect_task_on_top(sm);
+  }
+}
+
+// The same with a wait of 1 ns: the first block of each join grid closes the count at once, and
+// most of the grid arrives late and takes the ids above the counted blocks' in arrival order.
+// Every id must still be taken exactly once (a duplicate leaves another id unrecorded).
+class IdsBySmClosingAtOnce : public IdsBySm {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(setenv("COOP_CUDA_JOIN_PACK_WAIT_NS", "1", 1), 0);
+    IdsBySm::SetUp();
+  }
+  void TearDown() override {
+    IdsBySm::TearDown();
+    unsetenv("COOP_CUDA_JOIN_PACK_WAIT_NS");
+  }
+};
+
+TEST_F(IdsBySmClosingAtOnce, JoinGridsTakeEveryIdOnce) {
+  sms_of_ids(0);
+  for (int round = 0; round < 5; ++round) regrow_after_whole_device_task();
 }

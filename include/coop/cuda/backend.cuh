@@ -42,6 +42,10 @@ struct LaunchArgs {
   std::uint32_t first;  ///< id of block 0 of this grid
   std::int32_t site;    ///< resume point
   std::uint32_t flags;  ///< the channel's flags (fixed at launch)
+  /// Ids by SM (placed_kernel): where this grid's blocks count themselves, and how long a
+  /// counted block waits for the others, in ns (0: for all of them, a co-resident start grid).
+  PackSlot* pack;
+  std::uint32_t pack_wait_ns;
   params_t<K> params;
   transmit_t<K> transmit;
 };
@@ -501,36 +505,85 @@ class Ctx {
   std::uint32_t view_request_ = 0;  ///< ... and the request word
 };
 
-/// The ids of a start grid by SM (placed_kernel): the blocks of SM 0 take the lowest ids, then
-/// those of SM 1, and so on, so that the top ids (the ones offer_kill removes first) fill whole
-/// SMs. A task's blocks then run on SMs of their own: a block placed beside running blocks of a
+/// Ids by SM (placed_kernel): the blocks of SM 0 take the lowest ids of the grid, then those of
+/// SM 1, and so on, so that the top ids (the ones offer_kill removes first) fill whole SMs. A
+/// task's blocks then run on SMs of their own: a block placed beside running blocks of a
 /// compute-bound kernel is starved by their warps (on an H100 a 5 us block took 0.66-31 ms
 /// beside five of them per SM, `coop_bench_gpu --only beside`), and the job's forked blocks,
-/// which take the top ids, share SMs only with each other. Every block of a start grid is
-/// resident (cooperative launch), so each waits until all have counted themselves. Thread 0
-/// writes the id to `id`. One copy per kernel type K: a copy shared by two kernels of one
-/// translation unit takes `id` as a pointer, which the compiler had specialised away for a single
-/// caller, and the two persistent GEMM kernels of one file then ran 5 % slower
-/// (results/2026-11-28-colocation-stall/).
+/// which take the top ids, share SMs only with each other. The grid's ids are
+/// [first, first + gridDim.x). Each block counts itself on its SM and waits for the others: all
+/// of them for a start grid (cooperative, so resident), at most `wait_ns` for a join grid, whose
+/// blocks may wait for SMs a task still holds. Then the first block to have waited that long
+/// closes the count: the blocks counted by then take their ids by SM, the others the ids above
+/// theirs in the order they arrive. Either way every id is taken once. Thread 0 writes the id to
+/// `id`. One copy per kernel type K: a copy shared by two kernels of one translation unit takes
+/// `id` as a pointer, which the compiler had specialised away for a single caller, and the two
+/// persistent GEMM kernels of one file then ran 5 % slower (results/2026-11-28-colocation-stall/).
 template <class K>
-__device__ __noinline__ void pack_ids(DeviceState* st, std::uint32_t& id) {
-  __shared__ std::uint32_t sm, slot, below;
+__device__ __noinline__ void pack_ids(PackSlot* p, std::uint32_t first, std::uint32_t wait_ns,
+                                      std::uint32_t& id) {
+  __shared__ std::uint32_t sm, slot, below, last;
   if (threadIdx.x == 0) {
-    std::uint32_t s;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-    sm = s < kMaxSms ? s : kMaxSms - 1;
-    slot = atomicAdd(&st->blocks_on_sm[sm], 1u);
     below = 0;
-    dev_atomic<std::uint32_t>(st->packed).fetch_add(1, order::release);
-    while (dev_atomic<std::uint32_t>(st->packed).load(order::acquire) < gridDim.x) __nanosleep(100);
+    last = 0;
+    const std::uint32_t arrival = atomicAdd(&p->arrived, 1u);
+    if (arrival & kPackClosed) {
+      sm = kMaxSms;  // late: the next id above the counted blocks'
+      slot = arrival & ~kPackClosed;
+    } else {
+      std::uint32_t s;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+      sm = s < kMaxSms ? s : kMaxSms - 1;
+      slot = atomicAdd(&p->blocks_on_sm[sm], 1u);
+      dev_atomic<std::uint32_t>(p->registered).fetch_add(1, order::release);
+      std::uint64_t since = 0;
+      for (;;) {
+        const std::uint32_t counted = dev_atomic<std::uint32_t>(p->registered).load(order::acquire);
+        const std::uint32_t closed = dev_atomic<std::uint32_t>(p->closed_at).load(order::acquire);
+        if (counted == gridDim.x || (closed != 0 && counted == closed - 1)) break;
+        if (wait_ns != 0 && closed == 0) {
+          std::uint64_t now;
+          asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+          if (since == 0) since = now;
+          if (now - since > wait_ns) {
+            // Close the count: blocks that arrive from now on are late.
+            const std::uint32_t before = atomicOr(&p->arrived, kPackClosed);
+            if (!(before & kPackClosed))
+              dev_atomic<std::uint32_t>(p->closed_at).store(before + 1, order::release);
+            continue;
+          }
+        }
+        __nanosleep(100);
+      }
+    }
   }
   __syncthreads();
-  std::uint32_t sum = 0;
-  for (std::uint32_t i = threadIdx.x; i < sm; i += blockDim.x)
-    sum += dev_atomic<std::uint32_t>(st->blocks_on_sm[i]).load(order::relaxed);  // not L1's
-  if (sum) atomicAdd(&below, sum);
+  const std::uint32_t on = sm;
+  if (on < kMaxSms) {
+    std::uint32_t sum = 0;
+    for (std::uint32_t i = threadIdx.x; i < on; i += blockDim.x)
+      sum += dev_atomic<std::uint32_t>(p->blocks_on_sm[i]).load(order::relaxed);  // not L1's
+    if (sum) atomicAdd(&below, sum);
+  }
   __syncthreads();
-  if (threadIdx.x == 0) id = below + slot;
+  if (threadIdx.x == 0) {
+    id = first + below + slot;
+    // A join grid's slot serves the next grid on its stream: its last block empties it.
+    if (wait_ns != 0 &&
+        dev_atomic<std::uint32_t>(p->taken).fetch_add(1, order::acq_rel) == gridDim.x - 1)
+      last = 1;
+  }
+  __syncthreads();
+  if (last) {
+    for (std::uint32_t i = threadIdx.x; i < kMaxSms; i += blockDim.x)
+      dev_atomic<std::uint32_t>(p->blocks_on_sm[i]).store(0, order::relaxed);
+    if (threadIdx.x == 0) {
+      dev_atomic<std::uint32_t>(p->arrived).store(0, order::relaxed);
+      dev_atomic<std::uint32_t>(p->registered).store(0, order::relaxed);
+      dev_atomic<std::uint32_t>(p->closed_at).store(0, order::relaxed);
+      dev_atomic<std::uint32_t>(p->taken).store(0, order::relaxed);
+    }
+  }
 }
 
 /// Every block of every grid of a job of kernel K runs this (from the __global__ functions
@@ -547,7 +600,7 @@ __device__ __forceinline__ void run_block(const LaunchArgs<K>& a) {
   Id id;
   if constexpr (ByPlace) {
     __shared__ std::uint32_t placed_id;
-    pack_ids<K>(a.state, placed_id);
+    pack_ids<K>(a.pack, a.first, a.pack_wait_ns, placed_id);
     __syncthreads();
     id = Id{&placed_id};
   } else {
@@ -674,7 +727,7 @@ __global__ void __launch_bounds__(max_threads_of<K>, min_groups_of<K>)
 
 /// The __global__ function a job of K runs: the cooperative or the plain persistent kernel,
 /// with K's launch bounds when it declares them; `by_place`: the cooperative kernel whose ids
-/// go by SM (for start grids).
+/// go by SM.
 template <class K>
 const void* kernel_function(Mode mode, bool by_place = false) {
   if constexpr (max_threads_of<K> != 0) {
@@ -709,10 +762,10 @@ inline int function_occupancy(const void* fn, int threads, int shared_carveout) 
   return occ;
 }
 
-/// The function a job's start grids run: with `ids_by_sm` (LaunchConfig::ids_by_sm) the one
-/// whose ids go by SM, unless its occupancy is lower than the launch-order kernel's (its id
-/// costs a register, for some kernels an occupancy step). Join grids always run the
-/// launch-order kernel: their ids are [first, first + k) whatever SMs they land on.
+/// The function a job's start grids run, and its join grids when they have a slot to count
+/// themselves in (JobCore::join_pack): with `ids_by_sm` (LaunchConfig::ids_by_sm) the one whose
+/// ids go by SM, unless its occupancy is lower than the launch-order kernel's (its id costs a
+/// register, for some kernels an occupancy step).
 template <class K>
 const void* start_function(const LaunchConfig& cfg, bool ids_by_sm) {
   const void* in_order = kernel_function<K>(cfg.mode);
@@ -743,7 +796,10 @@ class Job final : public JobCore {
 
  protected:
   int launch_grid(std::uint32_t first, std::uint32_t count, int site, const void* transmit,
-                  CUstream_st* stream, bool cooperative) override {
+                  CUstream_st* stream, bool cooperative, detail::PackSlot* join_pack) override {
+    // Ids by SM: start grids always when the job asks (start_function_ is placed_kernel then),
+    // join grids when they have a slot to count themselves in.
+    const bool placed = start_function_ != function_ && (cooperative || join_pack);
     detail::LaunchArgs<K> a{state(),
                             mailbox(),
                             reinterpret_cast<std::uint32_t*>(state() + 1),
@@ -752,6 +808,8 @@ class Job final : public JobCore {
                             first,
                             site,
                             channel_flags(),
+                            cooperative ? &state()->start_pack : join_pack,
+                            cooperative ? 0u : join_pack_wait_ns(),
                             params_,
                             {}};
     if (transmit && !std::is_empty_v<transmit_t<K>>)
@@ -760,15 +818,16 @@ class Job final : public JobCore {
     if (cooperative)
       return int(cudaLaunchCooperativeKernel(start_function_, dim3(count), dim3(threads()), args, 0,
                                              stream));
-    return int(cudaLaunchKernel(function_, dim3(count), dim3(threads()), args, 0, stream));
+    return int(cudaLaunchKernel(placed ? start_function_ : function_, dim3(count), dim3(threads()),
+                                args, 0, stream));
   }
 
  private:
   std::uint32_t event_stride() const {
     return detail::event_stride(std::is_empty_v<transmit_t<K>> ? 0 : sizeof(transmit_t<K>));
   }
-  const void* function_;        ///< join grids (and start grids when ids go by launch order)
-  const void* start_function_;  ///< start grids
+  const void* function_;        ///< grids whose ids go by launch order
+  const void* start_function_;  ///< start grids, and join grids with a slot (placed_kernel or not)
   params_t<K> params_;
 };
 

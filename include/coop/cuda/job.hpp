@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "coop/cuda/buffers.hpp"
@@ -60,9 +61,15 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
  protected:
   /// Starts M0 workgroups at resume point `site` with `transmit` (a cooperative launch).
   void start(std::uint32_t m0, int site, const void* transmit);
-  /// Launches `count` blocks for ids [first, first+count) resuming at `site`.
+  /// Launches `count` blocks for ids [first, first+count) resuming at `site`: the start grid
+  /// (`cooperative`) or a join grid, which numbers its blocks by SM in `join_pack` if the job's
+  /// ids go by SM (nullptr: in launch order).
   virtual int launch_grid(std::uint32_t first, std::uint32_t count, int site, const void* transmit,
-                          CUstream_st* stream, bool cooperative) = 0;
+                          CUstream_st* stream, bool cooperative,
+                          cuda::detail::PackSlot* join_pack) = 0;
+  /// How long a join grid's block counted by SM waits for the others (COOP_CUDA_JOIN_PACK_WAIT_NS,
+  /// default 50,000; 0 numbers join grids in launch order).
+  std::uint32_t join_pack_wait_ns() const { return join_pack_wait_ns_; }
   cuda::detail::DeviceState* state() const { return state_; }
   cuda::detail::Mailbox* mailbox() const { return mailbox_dev_; }
   std::uint32_t ring_slots() const { return ring_slots_; }
@@ -79,7 +86,9 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
   void require_suspendable() const override;
 
  private:
-  CUstream_st* idle_stream();
+  /// A stream with nothing running, and the join grids' slot that goes with it (nullptr past
+  /// the first kJoinPackSlots streams, or with join packing off).
+  std::pair<CUstream_st*, cuda::detail::PackSlot*> idle_stream();
   const cuda::detail::EventHeader* event(std::uint32_t index) const;
   /// The run's grids have returned: wait for their streams, then the job core's end_run.
   void finish(bool suspended);
@@ -93,6 +102,7 @@ class JobCore : public coop::detail::JobState, public std::enable_shared_from_th
 
   DeviceService& dev_;
   std::uint32_t cost_, transmit_bytes_, stride_, ring_slots_, flags_ = 0;
+  std::uint32_t join_pack_wait_ns_;
   // Buffers from the device's cache (freeing them would wait for the other jobs' kernels).
   CachedBuffer state_buffer_, mailbox_buffer_, state_copy_buffer_;
   // Pinned: a copy from the device to pageable memory can wait for the job's kernels to end.

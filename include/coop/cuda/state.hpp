@@ -34,6 +34,20 @@ COOP_HD constexpr std::uint64_t release_slot(std::uint32_t value, std::uint32_t 
          std::uint64_t(m_at_most & 0xffffu) << 48;
 }
 
+/// Where the blocks of one grid whose ids go by SM count themselves (pack_ids in backend.cuh).
+struct alignas(128) PackSlot {
+  /// Blocks that have arrived; kPackClosed is set once the count has closed (a join grid's
+  /// blocks wait only a bounded time for each other: they need not all be resident).
+  std::uint32_t arrived = 0;
+  std::uint32_t registered = 0;  ///< counted blocks (arrived before the close) in blocks_on_sm
+  std::uint32_t closed_at = 0;   ///< 0 while open, then 1 + the number of blocks counted
+  std::uint32_t taken = 0;       ///< blocks that have their id (join grids)
+  std::uint32_t blocks_on_sm[kMaxSms] = {};
+};
+inline constexpr std::uint32_t kPackClosed = 1u << 31;
+/// Join grids that can number their blocks by SM at once (one per job stream).
+inline constexpr std::uint32_t kJoinPackSlots = 8;
+
 struct DeviceState {
   coop::detail::Channel channel;
   /// Armed release slots (0: empty); see release_slot.
@@ -44,10 +58,12 @@ struct DeviceState {
   /// Device view of the release ring (kReleaseRingWords words).
   std::uint32_t* release_ring = nullptr;
 
-  /// Ids by SM for a start grid (see pack_ids in backend.cuh): its blocks per SM, and how many
-  /// have counted themselves. Zeroed before every start grid.
-  alignas(128) std::uint32_t packed = 0;
-  std::uint32_t blocks_on_sm[kMaxSms] = {};
+  /// Ids by SM (pack_ids in backend.cuh): the start grid's count, zeroed before every start
+  /// grid, and the join grids', one per job stream (the first kJoinPackSlots streams). A join
+  /// grid's last block to take its id zeroes its slot; the next grid on that stream starts
+  /// after that grid has ended, so it finds the slot empty.
+  PackSlot start_pack;
+  PackSlot join_pack[kJoinPackSlots];
 
   /// Workgroups counted by the job and not yet returned: set to M0 at launch, + k at each
   /// spawn (before the join grid exists), - 1 when a block returns. The block that brings it to
