@@ -78,7 +78,8 @@ job's workgroups, `coop-half` for half of them; `coop-whole-at-request` is `coop
 request's kernels enqueued at the request, behind the release the GEMM's leaving workgroups write
 (`TaskLaunch::at_request`), instead of after the host sees them leave; `coop-whole-no-pause` is `coop-whole` with the job's workgroup 0 computing beside the request
 instead of paused (`PreemptionPolicy::pause_kept = false`); `coop-whole-between-tiles` is `coop-whole` with
-the GEMM offering only between tiles (`--offer-steps 0`); `coop-whole-queued` and
+the GEMM offering only between tiles (`--offer-steps 0`); `coop-mixed` asks in turn for all but
+one of the job's workgroups and for half of them; `coop-whole-queued` and
 `coop-whole-queued-at-request` submit each request at its arrival (`Runtime::submit_fraction`, as
 a serving system uses the asynchronous API) and wait for them in order on another thread, where the
 other forms serve one request at a time; `interrupt-relaunch` stops the plain
@@ -514,6 +515,49 @@ rows are separate launches of one run.
     return out
 
 
+def mixed_section(paths):
+    """Requests for the whole device and for half of it in turn (coop-mixed), with the job's
+    join grids numbered by SM and in launch order."""
+    out = ["### Requests of two sizes\n"]
+    runs = []
+    for path, how in zip(paths, ("by SM", "launch order")):
+        with open_text(path) as f:
+            run = json.load(f)
+        runs.append(run)
+        for r in run["rows"]:
+            if r["mechanism"] == "coop-mixed":
+                r["joins"] = how
+    first = runs[0]
+    out.append(
+        f"Each request asks in turn for the whole device and for half of it (`coop-mixed`), so "
+        f"that every request for half finds the job grown back after a whole-device request. "
+        f"{first['device']}, {first['date']}; the same GEMM and requests as above, at "
+        f"{first['rows'][0]['load']:.0%} load, one row per window of the command's `--seconds`; "
+        "commands: " + "; ".join(f"`{r['command']}`" for r in runs) + " (the build and the "
+        f"logs: `{os.path.dirname(os.path.dirname(paths[0]))}/`). The second ran with "
+        "`COOP_CUDA_JOIN_PACK_WAIT_NS=0`: the grids the job grows back by number their blocks "
+        "in launch order, as before join grids were numbered by SM.\n")
+    out.append("| form | join grids | request p50 / p99 / p99.9 (ms) | requests for half, p50 / p99 | "
+               "for the whole device, p50 / p99 | background kept |")
+    out.append("|---|---|---|---|---|---|")
+    for run in runs:
+        for r in run["rows"]:
+            if not r["mechanism"].startswith("coop-"):
+                continue
+            lat, by = r["latency_ms"], r.get("latency_by_size_ms") or {}
+            cell = lambda q: f"{fmt_ms(q['p50'])} / {fmt_ms(q['p99'])}" if q else "—"
+            out.append(f"| {r['mechanism']} | {r.get('joins', 'by SM')} | {fmt_ms(lat['p50'])} / "
+                       f"{fmt_ms(lat['p99'])} / {fmt_ms(lat['p999'])} | {cell(by.get('share_ms'))} | "
+                       f"{cell(by.get('whole_ms'))} | {r['background_fraction_of_alone']:.3f} |")
+    out.append(
+        "\nIn launch order, the job taken down to workgroup 0 grew back with its top ids on every "
+        "SM; a request for half then ran beside the GEMM's blocks, several times longer, and the "
+        "queue behind it held up the whole-device requests too. A job that grows back by several "
+        "grids at once (capacity returned in pieces) still numbers each grid on its own "
+        "(docs/cuda-backend.md, \"Launch\").\n")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("inputs", nargs="+")
@@ -524,6 +568,9 @@ def main():
     ap.add_argument("--bench", nargs="+", default=[],
                     help="coop bench --config colocate's results.json, one per visit (later "
                          "files' units replace earlier ones of the same key)")
+    ap.add_argument("--mixed", nargs=2, default=[], metavar=("BY_SM", "LAUNCH_ORDER"),
+                    help="coop_bench_colocate runs with coop-mixed: join grids by SM, and with "
+                         "COOP_CUDA_JOIN_PACK_WAIT_NS=0 (launch order)")
     a = ap.parse_args()
     with open_text(a.inputs[0]) as f:
         main_run = json.load(f)
@@ -768,6 +815,8 @@ Read the tails within one run: a p99 over a few hundred requests moves with the 
 
 {pause_text}{queued_text}""")
     out.append("")
+    if a.mixed:
+        out.extend(mixed_section(a.mixed))
     if a.bench:
         out.extend(bench_section(a.bench, a.plots, rel))
     with open(a.md, "w") as f:
