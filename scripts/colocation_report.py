@@ -515,40 +515,40 @@ rows are separate launches of one run.
     return out
 
 
-def mixed_section(paths):
+def mixed_section(by_sm, in_order):
     """Requests for the whole device and for half of it in turn (coop-mixed), with the job's
     join grids numbered by SM and in launch order."""
     out = ["### Requests of two sizes\n"]
-    runs = []
-    for path, how in zip(paths, ("by SM", "launch order")):
-        with open_text(path) as f:
-            run = json.load(f)
-        runs.append(run)
-        for r in run["rows"]:
-            if r["mechanism"] == "coop-mixed":
-                r["joins"] = how
+    runs, rows = [], []
+    for paths, how in ((by_sm, "by SM"), (in_order, "launch order")):
+        for path in paths:
+            with open_text(path) as f:
+                run = json.load(f)
+            runs.append(run)
+            for r in run["rows"]:
+                if r["mechanism"].startswith("coop-"):
+                    r["joins"] = how
+                    rows.append(r)
     first = runs[0]
     out.append(
         f"Each request asks in turn for the whole device and for half of it (`coop-mixed`), so "
         f"that every request for half finds the job grown back after a whole-device request. "
-        f"{first['device']}, {first['date']}; the same GEMM and requests as above, at "
-        f"{first['rows'][0]['load']:.0%} load, one row per window of the command's `--seconds`; "
-        "commands: " + "; ".join(f"`{r['command']}`" for r in runs) + " (the build and the "
-        f"logs: `{os.path.dirname(os.path.dirname(paths[0]))}/`). The second ran with "
+        f"{first['device']}, {first['date']}; the same GEMM and requests as above, one row per "
+        "window of the command's `--seconds`; commands: "
+        + "; ".join(f"`{r['command']}`" for r in runs) + " (the build and the "
+        f"logs: `{os.path.dirname(os.path.dirname(by_sm[0]))}/`). The launch-order rows ran with "
         "`COOP_CUDA_JOIN_PACK_WAIT_NS=0`: the grids the job grows back by number their blocks "
         "in launch order, as before join grids were numbered by SM.\n")
-    out.append("| form | join grids | request p50 / p99 / p99.9 (ms) | requests for half, p50 / p99 | "
-               "for the whole device, p50 / p99 | background kept |")
-    out.append("|---|---|---|---|---|---|")
-    for run in runs:
-        for r in run["rows"]:
-            if not r["mechanism"].startswith("coop-"):
-                continue
-            lat, by = r["latency_ms"], r.get("latency_by_size_ms") or {}
-            cell = lambda q: f"{fmt_ms(q['p50'])} / {fmt_ms(q['p99'])}" if q else "—"
-            out.append(f"| {r['mechanism']} | {r.get('joins', 'by SM')} | {fmt_ms(lat['p50'])} / "
-                       f"{fmt_ms(lat['p99'])} / {fmt_ms(lat['p999'])} | {cell(by.get('share_ms'))} | "
-                       f"{cell(by.get('whole_ms'))} | {r['background_fraction_of_alone']:.3f} |")
+    out.append("| load | form | join grids | request p50 / p99 / p99.9 (ms) | requests for half, "
+               "p50 / p99 | for the whole device, p50 / p99 | background kept |")
+    out.append("|---|---|---|---|---|---|---|")
+    order = {"by SM": 0, "launch order": 1}
+    for r in sorted(rows, key=lambda r: (r["load"], r["mechanism"], order[r["joins"]])):
+        lat, by = r["latency_ms"], r.get("latency_by_size_ms") or {}
+        cell = lambda q: f"{fmt_ms(q['p50'])} / {fmt_ms(q['p99'])}" if q else "—"
+        out.append(f"| {r['load']:.0%} | {r['mechanism']} | {r['joins']} | {fmt_ms(lat['p50'])} / "
+                   f"{fmt_ms(lat['p99'])} / {fmt_ms(lat['p999'])} | {cell(by.get('share_ms'))} | "
+                   f"{cell(by.get('whole_ms'))} | {r['background_fraction_of_alone']:.3f} |")
     out.append(
         "\nIn launch order, the job taken down to workgroup 0 grew back with its top ids on every "
         "SM; a request for half then ran beside the GEMM's blocks, several times longer, and the "
@@ -568,9 +568,10 @@ def main():
     ap.add_argument("--bench", nargs="+", default=[],
                     help="coop bench --config colocate's results.json, one per visit (later "
                          "files' units replace earlier ones of the same key)")
-    ap.add_argument("--mixed", nargs=2, default=[], metavar=("BY_SM", "LAUNCH_ORDER"),
-                    help="coop_bench_colocate runs with coop-mixed: join grids by SM, and with "
-                         "COOP_CUDA_JOIN_PACK_WAIT_NS=0 (launch order)")
+    ap.add_argument("--mixed", nargs="+", default=[],
+                    help="coop_bench_colocate runs with coop-mixed, join grids by SM")
+    ap.add_argument("--mixed-in-order", nargs="+", default=[],
+                    help="the same with COOP_CUDA_JOIN_PACK_WAIT_NS=0 (join grids in launch order)")
     a = ap.parse_args()
     with open_text(a.inputs[0]) as f:
         main_run = json.load(f)
@@ -816,7 +817,7 @@ Read the tails within one run: a p99 over a few hundred requests moves with the 
 {pause_text}{queued_text}""")
     out.append("")
     if a.mixed:
-        out.extend(mixed_section(a.mixed))
+        out.extend(mixed_section(a.mixed, a.mixed_in_order))
     if a.bench:
         out.extend(bench_section(a.bench, a.plots, rel))
     with open(a.md, "w") as f:

@@ -32,7 +32,8 @@ J=results/2026-11-29-join-ids-by-sm
   "$N/lsssp/bench" "$N/lsssp-loads/bench" \
   "$W/visit-2/octree/bench" "$W/visit-2/octree-loads/bench" "$W/visit-2/game/bench" \
   "$W/visit-2/game-loads/bench" "$V/visit-1/bench" "$V/visit-4/fixed" \
-  --mixed "$J/visit-2/packed.json.gz" "$J/visit-2/join-in-order.json.gz" \
+  --mixed "$J/visit-2/packed.json.gz" "$J/visit-6/packed-loads.json.gz" \
+  --mixed-in-order "$J/visit-2/join-in-order.json.gz" "$J/visit-6/join-in-order-loads.json.gz" \
   --commit 1e96df8 --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
 diff -u docs/colocation.md "$dir/docs/colocation.md" || {
   echo "docs/colocation.md differs from what scripts/colocation_report.py makes of its inputs"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One visit, run from the unpacked kit (scripts/device_kit.sh, with this file copied in):
-# join grids numbered by SM. usage: steps.sh verify|measure|recheck
+# join grids numbered by SM. usage: steps.sh verify|measure|recheck|loads
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -45,6 +45,13 @@ measure)
     --stall-seconds 20
   COOP_CUDA_JOIN_PACK_WAIT_NS=0 colocate join-in-order 150 --forms coop-mixed --loads 0.3,0.3 \
     --seconds 4 --stall-seconds 20
+  ;;
+loads)
+  # measure's forms at 10 and 60 % load.
+  colocate packed-loads 220 --forms coop-whole,coop-mixed --loads 0.1,0.6 --seconds 4 \
+    --stall-seconds 20
+  COOP_CUDA_JOIN_PACK_WAIT_NS=0 colocate join-in-order-loads 150 --forms coop-mixed \
+    --loads 0.1,0.6 --seconds 4 --stall-seconds 20
   ;;
 recheck)
   # The tests again, with the job ended when the task cannot run (so that the launch-order run
