@@ -465,9 +465,13 @@ class Protocol {
   }
 
   /// Adds the barriers workgroup 0 counted in `count` to the channel's count (when it leaves).
+  /// The count is read as volatile: its caller tests for thread 0, and a plain read the
+  /// compiler made in every thread of the block ahead of that test (a shared-memory load cannot
+  /// fault), which racecheck reported against thread 0's write below.
   COOP_HD void flush_barrier_count(std::uint32_t& count) {
-    if (count == 0) return;
-    atomic<std::uint32_t>(ch_.barriers).fetch_add(count, order::relaxed);
+    const std::uint32_t n = static_cast<volatile std::uint32_t&>(count);
+    if (n == 0) return;
+    atomic<std::uint32_t>(ch_.barriers).fetch_add(n, order::relaxed);
     count = 0;
   }
 
