@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `coop bench` from the command line: a run stopped by --max-minutes resumes where it stopped,
-# a finished folder runs nothing again, and the report script turns it into plots and markdown.
+# a finished folder runs nothing again, --shard splits the plan into parts, and the report
+# script turns it into plots and markdown.
 # usage: bench_cli.sh COOP CONFIG REPORT_SCRIPT
 set -euo pipefail
 coop=$1 config=$2 report=$3
@@ -38,6 +39,17 @@ grep -q "5 units, 1 already in" "$dir/6.log" || { cat "$dir/6.log"; exit 1; }
 "$coop" bench --backend cpu --config "$config" --out "$dir/t" --retry-failed > "$dir/7.log" 2>&1
 grep -q "5 units, 4 already in" "$dir/7.log" || { cat "$dir/7.log"; exit 1; }
 if grep -q '"error"' "$dir/t/results.json"; then echo "the retried unit still failed"; exit 1; fi
+# --shard I/N: the parts together list every unit once; a part outside N is a usage error.
+"$coop" bench --backend cpu --config colocate --list | grep / | sort > "$dir/all.txt"
+for i in 0 1 2; do "$coop" bench --backend cpu --config colocate --list --shard $i/3 | grep /; done |
+  sort > "$dir/parts.txt"
+cmp "$dir/all.txt" "$dir/parts.txt" || { echo "the parts of --shard are not the plan"; exit 1; }
+set +e
+"$coop" bench --backend cpu --config "$config" --shard 3/3 > "$dir/8.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] || { cat "$dir/8.log"; echo "expected exit 2 for --shard 3/3, got $rc"; exit 1; }
+grep -q "0 <= I < N" "$dir/8.log"
 if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
   /usr/bin/python3 "$report" "$dir/r" --plots "$dir/md/results" --md "$dir/md/results.md"
   grep -q "Table 2" "$dir/md/results.md"

@@ -422,6 +422,52 @@ TEST(BenchPlan, TheColocateConfigurationsPlanEveryPairLoadAndMechanism) {
   }
 }
 
+// Parts for one process per GPU: disjoint, together the whole plan in its order, an input
+// pair's units in one part while there are enough pairs, and refined when there are not.
+TEST(BenchPlan, ShardsSplitThePlanIntoWholeGroups) {
+  const auto units = coop::bench::plan(coop::bench::builtin_config("colocate"));
+  std::map<std::string, std::size_t> pairs;  // units per pair
+  for (const Unit& u : units) ++pairs[u.params["pair"].get<std::string>()];
+  ASSERT_GE(pairs.size(), 4u);
+  std::size_t biggest_pair = 0;
+  for (const auto& [pair, n] : pairs) biggest_pair = std::max(biggest_pair, n);
+  for (std::size_t count : {std::size_t(1), std::size_t(2), pairs.size(), std::size_t(8),
+                            units.size() + 1}) {
+    std::map<std::string, std::size_t> part_of_key;
+    std::map<std::string, std::set<std::size_t>> parts_of_pair;
+    std::size_t total = 0, smallest = units.size(), largest = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto part = coop::bench::shard(units, i, count);
+      total += part.size();
+      smallest = std::min(smallest, part.size());
+      largest = std::max(largest, part.size());
+      for (const Unit& u : part) {
+        EXPECT_TRUE(part_of_key.emplace(u.key, i).second) << u.key << " in two parts";
+        parts_of_pair[u.params["pair"].get<std::string>()].insert(i);
+      }
+      // The plan's order within the part.
+      std::size_t at = 0;
+      for (const Unit& u : part) {
+        while (at < units.size() && units[at].key != u.key) ++at;
+        EXPECT_LT(at, units.size()) << u.key << " out of order in part " << i << " of " << count;
+      }
+      // The same answer again (a resumed part must name the same units).
+      EXPECT_EQ(coop::bench::shard(units, i, count).size(), part.size());
+    }
+    EXPECT_EQ(total, units.size()) << count << " parts";
+    EXPECT_EQ(part_of_key.size(), units.size());
+    if (count <= pairs.size()) {
+      for (const auto& [pair, parts] : parts_of_pair) EXPECT_EQ(parts.size(), 1u) << pair;
+      // Largest group first onto the least loaded part: no part is a whole group ahead.
+      EXPECT_LE(largest - smallest, biggest_pair) << count << " parts";
+    } else if (count <= units.size()) {
+      EXPECT_GT(smallest, 0u) << count << " parts: one is empty";
+    }
+  }
+  EXPECT_THROW(coop::bench::shard(units, 2, 2), std::invalid_argument);
+  EXPECT_THROW(coop::bench::shard(units, 0, 0), std::invalid_argument);
+}
+
 // With "yield_in_phases" a phased app's overhead unit also times its yielding form (every
 // phase a coop::for_each loop), validated like the others, against the same standalone runs.
 TEST(BenchExperiments, OverheadTimesTheYieldingFormBesideTheOthers) {

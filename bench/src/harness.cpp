@@ -221,4 +221,44 @@ json summarize(std::vector<double> samples) {
           {"p10", p.at(0.1)}, {"p90", p.at(0.9)},     {"p99", p.at(0.99)}};
 }
 
+std::vector<Unit> shard(const std::vector<Unit>& units, std::size_t index, std::size_t count) {
+  if (count == 0 || index >= count)
+    throw std::invalid_argument("shard " + std::to_string(index) + " of " +
+                                std::to_string(count) + ": the index must be below the count");
+  // A unit's group at each grain: its pair, its pair and mechanism (the key's last part), itself.
+  auto group_of = [](const Unit& u, int grain) {
+    const std::string pair = u.params.contains("pair") ? u.params["pair"].get<std::string>() : u.key;
+    if (grain == 0) return pair;
+    if (grain == 1) return pair + " " + u.key.substr(u.key.rfind('/') + 1);
+    return u.key;
+  };
+  std::vector<std::string> order;  // groups in the order of their first unit
+  std::map<std::string, double> cost;
+  int grain = 0;
+  for (;; ++grain) {
+    order.clear();
+    cost.clear();
+    for (const Unit& u : units) {
+      const std::string g = group_of(u, grain);
+      if (!cost.count(g)) order.push_back(g);
+      cost[g] += u.cost;
+    }
+    if (order.size() >= count || grain == 2) break;
+  }
+  // Largest group first onto the least loaded part (ties: first group, lowest part).
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const std::string& a, const std::string& b) { return cost[a] > cost[b]; });
+  std::vector<double> load(count, 0.0);
+  std::map<std::string, std::size_t> part_of;
+  for (const std::string& g : order) {
+    const auto least = std::min_element(load.begin(), load.end());
+    *least += cost[g];
+    part_of[g] = std::size_t(least - load.begin());
+  }
+  std::vector<Unit> out;
+  for (const Unit& u : units)
+    if (part_of[group_of(u, grain)] == index) out.push_back(u);
+  return out;
+}
+
 }  // namespace coop::bench

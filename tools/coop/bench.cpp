@@ -15,6 +15,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "coop/bench/experiments.hpp"
 #include "coop/bench/harness.hpp"
@@ -36,6 +37,7 @@ struct BenchOptions {
   std::vector<std::string> only;     ///< experiments to run (empty = all in the config)
   std::vector<std::string> filter;   ///< run units whose key contains all of these
   std::vector<std::string> exclude;  ///< skip units whose key contains one of these
+  std::string shard;                 ///< "I/N": run part I of N of the selection ("" = all)
   std::string backend = "auto";
   double unit_timeout_s = 300;  ///< record a unit that runs longer as failed and stop (0 = none)
   bool retry_failed = false;    ///< run units whose stored result is a failure again
@@ -92,7 +94,17 @@ std::string utc_now() {
   return buf;
 }
 
-// The configuration's units that --only, --filter and --exclude keep.
+// "I/N" with 0 <= I < N.
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& s) {
+  unsigned long index = 0, count = 0;
+  int used = 0;
+  if (std::sscanf(s.c_str(), "%lu/%lu%n", &index, &count, &used) != 2 ||
+      used != int(s.size()) || s[0] == '-' || count == 0 || index >= count)
+    throw std::invalid_argument("'" + s + "' is not I/N with 0 <= I < N (e.g. 0/4)");
+  return {index, count};
+}
+
+// The configuration's units that --only, --filter, --exclude and --shard keep.
 std::vector<bench::Unit> select_units(const json& config, const BenchOptions& o) {
   std::vector<bench::Unit> units = bench::plan(config);
   std::erase_if(units, [&](const bench::Unit& u) {
@@ -104,7 +116,9 @@ std::vector<bench::Unit> select_units(const json& config, const BenchOptions& o)
     return !std::all_of(o.filter.begin(), o.filter.end(),
                         [&](const std::string& f) { return u.key.find(f) != std::string::npos; });
   });
-  return units;
+  if (o.shard.empty()) return units;
+  const auto [index, count] = parse_shard(o.shard);
+  return bench::shard(units, index, count);
 }
 
 // Records a unit that overruns --unit-timeout as failed and ends the process (exit 4): a kernel
@@ -224,6 +238,10 @@ void add_bench_options(CLI::App& app, BenchOptions& b) {
   app.add_option("--filter", b.filter,
                  "run only units whose key contains this (repeatable: all must match)");
   app.add_option("--exclude", b.exclude, "skip units whose key contains this (repeatable)");
+  app.add_option("--shard", b.shard,
+                 "I/N: run part I (from 0) of N of the selected units, one input's units "
+                 "together (one process per GPU, each with its own --out)")
+      ->check(parses_with([](const std::string& s) { parse_shard(s); }));
   add_backend(app, b.backend);
   add_duration(app, "--unit-timeout", b.unit_timeout_s,
                "seconds: a unit running longer is recorded as failed and the run stops "
@@ -279,7 +297,7 @@ int Bench::run() {
   // A run that would measure nothing is a mistyped selection, not a success.
   if (units.empty())
     throw usage_error("no unit of configuration '" + config_name +
-                      "' is selected by --only, --filter and --exclude (--list shows the units)");
+                      "' is selected by --only, --filter, --exclude and --shard (--list shows the units)");
   if (!rt) rt = std::make_unique<Runtime>(ro);
   return measure(*rt, config, config_name, units);
 }

@@ -24,6 +24,14 @@ struct Unit {
   double cost = 1;         ///< relative time estimate, for the ETA
 };
 
+/// Part `index` of `count` (0-based) of `units`, for running one part per GPU: the parts are
+/// disjoint, together they are `units`, and each keeps their order. A part takes whole groups,
+/// balanced by cost: the units of one input pair together when there are at least `count`
+/// pairs (each process makes an input once, and a generated 24 M-vertex graph takes a minute),
+/// else those of one pair and mechanism (a mechanism's alone run is timed once), else single
+/// units. Throws std::invalid_argument when `index` >= `count`.
+std::vector<Unit> shard(const std::vector<Unit>& units, std::size_t index, std::size_t count);
+
 /// A results folder: run.json (what was run, on what) and units.jsonl (one line per finished
 /// unit, in the order they finished). Reopening a folder resumes it; a folder written with
 /// another configuration or on another device is refused unless `fresh` clears it.
