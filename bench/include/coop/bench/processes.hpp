@@ -155,7 +155,10 @@ class TempFolder {
 };
 
 /// An MPS control daemon with a private pipe directory, started and stopped within this run
-/// (the GPU's settings are left alone). env() goes in front of each client's command.
+/// (the GPU's settings are left alone). env() goes in front of each client's command. The
+/// daemon serves the GPUs this process sees (CUDA_VISIBLE_DEVICES, inherited), and its clients
+/// run without CUDA_VISIBLE_DEVICES, as MPS requires: they number the daemon's GPUs from 0, so
+/// a client that kept CUDA_VISIBLE_DEVICES=1 found no device (coop bench --shard, one GPU each).
 class MpsDaemon {
  public:
   MpsDaemon()
@@ -174,7 +177,7 @@ class MpsDaemon {
   }
   MpsDaemon(const MpsDaemon&) = delete;
   MpsDaemon& operator=(const MpsDaemon&) = delete;
-  const std::string& env() const { return env_; }
+  std::string env() const { return "env -u CUDA_VISIBLE_DEVICES " + env_; }
 
  private:
   static bool quit(const std::string& env) {
