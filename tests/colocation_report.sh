@@ -24,6 +24,7 @@ N=results/2026-11-29-runs-per-kernel
 W=results/2026-11-29-work-stealing-runs
 V=results/2026-11-29-half-device-stall
 J=results/2026-11-29-join-ids-by-sm
+C=results/2026-11-29-colocate-config-run/parts
 /usr/bin/python3 scripts/colocation_report.py "$G/visit-3/colocate.json.gz" "$P/visit-3/processes.json.gz" \
   --bench "$S/visit-w4/colocate-new" "$S/visit-w5/colocate-new" "$S/visit-w7/colocate" \
   "$S/visit-w8/colocate" "$R/visit-4/graph" "$R/visit-5/lsssp" "$F/visit-J/rmat-final" \
@@ -31,7 +32,7 @@ J=results/2026-11-29-join-ids-by-sm
   "$N/rmat/bench" "$N/rmat-loads/bench" "$N/road/bench" "$N/road-loads/bench" \
   "$N/lsssp/bench" "$N/lsssp-loads/bench" \
   "$W/visit-2/octree/bench" "$W/visit-2/octree-loads/bench" "$W/visit-2/game/bench" \
-  "$W/visit-2/game-loads/bench" "$V/visit-1/bench" "$V/visit-4/fixed" \
+  "$W/visit-2/game-loads/bench" "$V/visit-1/bench" "$V/visit-4/fixed" "$C/part-0" "$C/part-1" \
   --mixed "$J/visit-2/packed.json.gz" "$J/visit-6/packed-loads.json.gz" \
   --mixed-in-order "$J/visit-2/join-in-order.json.gz" "$J/visit-6/join-in-order-loads.json.gz" \
   --commit 1e96df8 --results "$G" --md "$dir/docs/colocation.md" --plots "$dir/docs/colocation" > /dev/null
