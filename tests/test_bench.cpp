@@ -431,8 +431,8 @@ TEST(BenchPlan, ShardsSplitThePlanIntoWholeGroups) {
   ASSERT_GE(pairs.size(), 4u);
   std::size_t biggest_pair = 0;
   for (const auto& [pair, n] : pairs) biggest_pair = std::max(biggest_pair, n);
-  for (std::size_t count : {std::size_t(1), std::size_t(2), pairs.size(), std::size_t(8),
-                            units.size() + 1}) {
+  for (std::size_t count :
+       {std::size_t(1), std::size_t(2), pairs.size(), std::size_t(8), units.size() + 1}) {
     std::map<std::string, std::size_t> part_of_key;
     std::map<std::string, std::set<std::size_t>> parts_of_pair;
     std::size_t total = 0, smallest = units.size(), largest = 0;

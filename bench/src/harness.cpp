@@ -223,11 +223,12 @@ json summarize(std::vector<double> samples) {
 
 std::vector<Unit> shard(const std::vector<Unit>& units, std::size_t index, std::size_t count) {
   if (count == 0 || index >= count)
-    throw std::invalid_argument("shard " + std::to_string(index) + " of " +
-                                std::to_string(count) + ": the index must be below the count");
+    throw std::invalid_argument("shard " + std::to_string(index) + " of " + std::to_string(count) +
+                                ": the index must be below the count");
   // A unit's group at each grain: its pair, its pair and mechanism (the key's last part), itself.
   auto group_of = [](const Unit& u, int grain) {
-    const std::string pair = u.params.contains("pair") ? u.params["pair"].get<std::string>() : u.key;
+    const std::string pair =
+        u.params.contains("pair") ? u.params["pair"].get<std::string>() : u.key;
     if (grain == 0) return pair;
     if (grain == 1) return pair + " " + u.key.substr(u.key.rfind('/') + 1);
     return u.key;

@@ -98,8 +98,10 @@ std::string utc_now() {
 std::pair<std::size_t, std::size_t> parse_shard(const std::string& s) {
   unsigned long index = 0, count = 0;
   int used = 0;
-  if (std::sscanf(s.c_str(), "%lu/%lu%n", &index, &count, &used) != 2 ||
-      used != int(s.size()) || s[0] == '-' || count == 0 || index >= count)
+  // digits, one '/', digits: sscanf alone would take signs and spaces
+  if (s.find_first_not_of("0123456789/") != std::string::npos ||
+      std::sscanf(s.c_str(), "%lu/%lu%n", &index, &count, &used) != 2 || used != int(s.size()) ||
+      count == 0 || index >= count)
     throw std::invalid_argument("'" + s + "' is not I/N with 0 <= I < N (e.g. 0/4)");
   return {index, count};
 }
@@ -296,8 +298,9 @@ int Bench::run() {
   if (o_.list) return list(units);
   // A run that would measure nothing is a mistyped selection, not a success.
   if (units.empty())
-    throw usage_error("no unit of configuration '" + config_name +
-                      "' is selected by --only, --filter, --exclude and --shard (--list shows the units)");
+    throw usage_error(
+        "no unit of configuration '" + config_name +
+        "' is selected by --only, --filter, --exclude and --shard (--list shows the units)");
   if (!rt) rt = std::make_unique<Runtime>(ro);
   return measure(*rt, config, config_name, units);
 }
