@@ -448,12 +448,17 @@ builds (2.0 s) or 5 game searches (2.1 s). The rows of bfs on the road graph at 
 requests-only, stream-priority, suspend, coop-whole, coop-whole-yield, coop-at-request, green-16
 and green-32 come from `results/2026-11-29-half-device-stall/` (visit 1): one launch of 104 runs,
 10.0 s alone; its coop-half-sm and coop-half-yield-sm rows from visit 4, after the scheduler's fix
-that keeps a half-device request from taking the job down to workgroup 0 (`e29ddbc`). The other
-rows are separate launches of one run.
+that keeps a half-device request from taking the job down to workgroup 0 (`e29ddbc`). The rows
+of `results/2026-11-29-colocate-config-run/` (`coop bench --config colocate` in parts on two
+H200s, every mechanism, the app as one launch of 10 s alone: 103 runs of bfs on the road graph,
+about 900 on R-MAT) replace all of these where they exist: bfs on the road graph at every load,
+l-sssp at 10 % and part of 30 %, bfs on R-MAT at 10 % and part of 30 %. The other rows are
+separate launches of one run.
 
 - **Against stream priority.** Stream priority waits for the app's launch at every load. With
-  bfs as one launch of 10 s on the road graph at 30 %, that is 10.3 s at p99 against
-  coop-whole's 1.25 ms: 8,200× lower. As one launch of ~2 s, on both graphs, it is 2.0–4.9 s at
+  bfs as one launch of 10 s on the road graph at 30 %, that is 10.2 s at p99 against
+  coop-whole's 1.29 ms: 7,960× lower (on R-MAT, 9.4 s against the yielding form's 1.88 ms; l-sssp
+  on the road graph, 10.5 s against 1.64 ms). As one launch of ~2 s, on both graphs, it is 2.0–4.9 s at
   p99, and coop answers in 0.9–4.2 ms: 960–2,339× lower (as separate launches of one run, 12 ms
   on R-MAT and ~100 ms on the road graph, stream priority waited at most a run: coop was 4–11×
   and 49–127× lower).
@@ -464,34 +469,40 @@ rows are separate launches of one run.
   (separate launches of one 0.42-s search: 184–537×). The targets' table above divides by the
   p99 of the mechanism it picks, which for octree at 30 and 60 % is coop-half-sm's of separate
   launches.
-- **10 % load: coop is better on both axes than every static split on game and on l-sssp on the
-  road graph; on bfs it is better on one axis and within 0.06 of the split on the other.**
+- **10 % load: coop is better on both axes than every static split and MPS on game and on l-sssp
+  on the road graph; on bfs it is better on one axis and within 0.06 of the split on the other.**
   - game, one long launch: 0.94 ms p99 and 0.80 kept, against 1.72 ms and 0.55 for the 64-SM
     green context (and MPS at 50 %, separate launches: 1.55–1.59 ms and 0.52–0.54).
-  - bfs, road graph, one long launch: 0.93 ms and 1.07, against 1.73 ms and 1.09 for the 64-SM
-    split (separate launches: 0.80 ms and 1.11 against 1.54–1.61 ms and 1.10–1.11).
-  - bfs, R-MAT, yielding form, one long launch: 1.84 ms and 0.98, against 1.61 ms and 0.93
-    (separate launches: 1.40 ms and 0.96 against 1.69–1.85 ms and 0.94–0.96).
-  - l-sssp, road graph, yielding form, one long launch: 1.09 ms and 0.81, against 1.61–1.75 ms
-    and 0.76–0.78.
+  - bfs, road graph, one launch of 10 s: 0.88 ms and 1.02, against 1.78 ms and 1.05 for the
+    64-SM split and 1.79 ms and 1.08 for MPS at 50 % (separate launches: 0.80 ms and 1.11 against
+    1.54–1.61 ms and 1.10–1.11).
+  - bfs, R-MAT, yielding form, one launch of 10 s: 1.33 ms and 0.91, against 1.77 ms and 0.92
+    for the 64-SM split and 1.73 ms and 0.89 for MPS at 50 % (separate launches: 1.40 ms and 0.96
+    against 1.69–1.85 ms and 0.94–0.96).
+  - l-sssp, road graph, yielding form, one launch of 10 s: 0.92 ms and 0.83, against 1.72 ms and
+    0.77 for the 64-SM split and 1.70 ms and 0.78 for MPS at 50 %.
   - Octree, one long launch: coop answers 1.7× sooner (0.90 against 1.56 ms) and keeps less
     (0.84 against 0.95).
   - The 10 % request stream is within 1.2× its own p99 on an idle device + 60 µs on octree, game
     and both apps on the road graph.
 - **30 % load: the static splits keep more of the background, and coop answers 2–3× sooner.**
-  - bfs, road graph, one launch of 10 s: coop-whole 1.25 ms and 0.76 (the target, 0.67, met),
-    against 3.54 ms and 1.10 for the 64-SM split (a launch of 2 s). The 32- and 16-SM splits
-    cannot serve the stream: 1.75 s and 6.6 s at p99.
-  - l-sssp, road graph, yielding form, one long launch: 1.31 ms and 0.60, against 3.55 ms and
-    0.75 for the 64-SM split (and MPS at 50 %, separate launches: 3.6 ms and 0.96).
-  - bfs, R-MAT, yielding form, one long launch: 1.93 ms and 0.70, against 3.70 ms and 0.91.
+  - bfs, road graph, one launch of 10 s: coop-whole 1.29 ms and 0.74 (the target, 0.67, met),
+    against 3.89 ms and 1.05 for the 64-SM split and 3.86 ms and 1.03 for MPS at 50 %. The 32-
+    and 16-SM splits cannot serve the stream: 1.75 s and 6.5 s at p99; nor can time slicing
+    (8.0 s).
+  - l-sssp, road graph, yielding form, one launch of 10 s: 1.64 ms and 0.62, against 3.55 ms and
+    0.75 for the 64-SM split (a launch of 2.8 s; MPS at 50 %, separate launches: 3.6 ms and
+    0.96).
+  - bfs, R-MAT, yielding form, one launch of 10 s: 1.88 ms and 0.64, against 3.70 ms and 0.91
+    for the 64-SM split (a launch of 2 s). Whole-kernel suspension did not finish the launch
+    within the unit's 300 s: it keeps under 0.04 of this background.
   - octree, one long launch: coop-whole 1.24 ms and 0.61, against 3.55 ms and 0.95.
   - game is the exception: coop is better on both axes than the 64-SM split (one long launch:
     coop-whole 1.21 ms and 0.63, against 3.78 ms and 0.56).
 - **60 % load: the static splits cannot keep up.** A request on 64 SMs takes about twice its time
   alone, so 60 % of the device's time is more than the split can serve. Their queues grow to
-  6–861 ms at p99. coop answers in 2.5–4.5 ms and keeps 0.27–0.48, all in one long launch: bfs on
-  the road graph 0.48, bfs on R-MAT (yielding form) 0.34, l-sssp on the road graph (yielding
+  6–1,705 ms at p99 (MPS at 50 %: up to 1,614 ms). coop answers in 2.3–4.5 ms and keeps
+  0.27–0.44, all in one long launch: bfs on the road graph 0.44 (one launch of 10 s), bfs on R-MAT (yielding form) 0.34, l-sssp on the road graph (yielding
   form) 0.28, octree 0.28, game 0.27. The background target is 0.37; bfs on the road graph meets
   it.
 - **Why a kept fraction is above 1.** bfs on the road graph is bound by its ~9,800 levels of grid

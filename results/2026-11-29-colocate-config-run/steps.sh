@@ -10,8 +10,9 @@
 #   steps.sh apps   visit 2: the fuzzing under racecheck in both id orders (and with the -lineinfo
 #                   build in ./race when it is there), and test_apps_gpu under the three tools
 #                   split over 8 gtest shards (it ran past 150 s in visit 1)
-#   steps.sh parts  visit 3: both parts from the start (PART_SECONDS), units recorded as failed
-#                   run again (--retry-failed: MPS beside --shard, fixed after visit 2)
+#   steps.sh parts  visits 3-6: both parts from the start (PART_SECONDS); with RETRY=1 units
+#                   recorded as failed run again (--retry-failed: MPS beside --shard, fixed
+#                   after visit 2)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
@@ -66,5 +67,13 @@ for j in "${gpu0[@]}"; do wait "$j"; done
 left=$(( limit - SECONDS ))
 [ "$left" -gt 150 ] && part 0 1 "$left" "$low" &
 wait
-tar czf "$OUT/parts.tgz" parts
-tar czf "$OUT/san.tgz" -C "$OUT" san 2>/dev/null && rm -rf "$OUT/san"
+# What comes back: each part's run.json and units.jsonl, gzipped, one file each (a file over
+# 16 MiB does not come back: visit 6's one tarball of the parts did not). coop bench rewrites
+# results.json and the CSV from them when it resumes; the report reads the folder.
+for p in parts/part-*; do
+  n=$(basename "$p")
+  cp "$p/run.json" "$OUT/$n-run.json"
+  gzip -c "$p/units.jsonl" > "$OUT/$n-units.jsonl.gz"
+  [ "$(stat -c %s "$OUT/$n-units.jsonl.gz")" -lt $((16 << 20)) ] || echo "$n: units.jsonl.gz over 16 MiB: split it" >> "$OUT/logs/summary.txt"
+done
+if [ -d "$OUT/san" ]; then tar czf "$OUT/san.tgz" -C "$OUT" san && rm -rf "$OUT/san"; fi
