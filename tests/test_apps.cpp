@@ -365,6 +365,67 @@ TEST(Apps, RunsPerKernelRestartTheWorkStealingApps) {
   }
 }
 
+/// RunConfig::stop ends a launch of many runs after a run, every workgroup after the same one,
+/// with that run's result whole: asked before the launch, after the first run; asked as the
+/// launch is admitted, after an early run (the kernel sees the request at a restart). The
+/// barriers add up to the runs done, and the work-stealing apps' end counters to that many runs
+/// (their run functions throw otherwise). Under adversarial schedules, in every persistent form.
+TEST(Apps, RunsPerKernelEndEarlyWhenAsked) {
+  auto rt = test::make_runtime(8);
+  const char* shapes[] = {"road:600", "grid:20x30", "rmat:9"};
+  const std::uint32_t many = 400;  // far more than run before a request is seen
+  for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+    const auto g = gen(shapes[seed % 3], seed);
+    std::vector<std::string> apps_here = graph_apps();
+    apps_here.insert(apps_here.end(), {"octree", "game"});
+    for (const auto& app : apps_here) {
+      const apps::Input in = input_for(app, app == "octree" || app == "game" ? nullptr : g, seed);
+      apps::RunConfig one{.groups = 1 + seed % 8, .threads = test::kOnGpu ? 64u : 1 + seed % 4};
+      const apps::Result single = apps::run(*rt, in, one);
+      for (int how = 0; how < 3; ++how) {
+        for (const bool before : {true, false}) {
+          apps::RunStop stop;
+          apps::RunConfig cfg = one;
+          cfg.runs_per_kernel = many;
+          cfg.stop = &stop;
+          if (how == 0) cfg.form = Form::standalone;
+          if (how >= 1) cfg.policy = test::adversarial(seed * 7 + std::uint64_t(how));
+          cfg.yield_in_phases = how == 2;
+          if (before)
+            stop.request();
+          else
+            cfg.on_kernel = [&stop](bool on) {
+              if (on) stop.request();
+            };
+          const std::string what = app + ", seed " + std::to_string(seed) + ", " +
+                                   (how == 0   ? "standalone"
+                                    : how == 1 ? "cooperative"
+                                               : "yielding") +
+                                   (before ? ", asked before" : ", asked at admission");
+          apps::Result r;
+          ASSERT_NO_THROW(r = apps::run(*rt, in, cfg)) << what;
+          const apps::Validation v = apps::validate(in, r);
+          EXPECT_TRUE(v.ok) << what << ": " << v.detail;
+          if (before) {
+            EXPECT_EQ(r.runs, 1u) << what;
+          } else {
+            EXPECT_GE(r.runs, 1u) << what;
+            EXPECT_LT(r.runs, many) << what;
+          }
+          if (how == 0) continue;  // a plain persistent kernel counts no barriers
+          const std::uint64_t restarts = 2 * (std::uint64_t(r.runs) - 1);
+          if (app == "octree" || app == "game")
+            EXPECT_EQ(r.stats.barriers, restarts) << what;
+          else if (app == "l-sssp")  // its rounds depend on the order of the relaxations
+            EXPECT_GE(2 * r.stats.barriers, r.runs * single.stats.barriers + restarts) << what;
+          else
+            EXPECT_EQ(r.stats.barriers, r.runs * single.stats.barriers + restarts) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(Apps, BadInputsAreRefused) {
   auto rt = test::make_runtime(4);
   apps::Input in = input_for("bfs", gen("grid:4x4"));

@@ -300,4 +300,26 @@ std::int32_t reference_game(const Board& b, std::uint32_t depth) {
                  std::numeric_limits<std::int32_t>::max());
 }
 
+RunStop::RunStop() : words_(2) { reset(); }
+
+void RunStop::request() { atomic_ref<std::uint32_t>(words_[0]).store(1); }
+
+bool RunStop::requested() const { return atomic_ref<std::uint32_t>(words_[0]).load() != 0; }
+
+void RunStop::reset() {
+  atomic_ref<std::uint32_t>(words_[0]).store(0);
+  words_[1] = RunEnd::kEvery;
+}
+
+RunEnd RunStop::arm() {
+  // Asked already: the kernel ends after its first run (it would see the request only at its
+  // first restart, and end after the second).
+  words_[1] = requested() ? 1 : RunEnd::kEvery;
+  return {&words_[0], &words_[1]};
+}
+
+std::uint32_t RunStop::runs_done(std::uint32_t runs_per_kernel) const {
+  return std::min(words_[1], runs_per_kernel);
+}
+
 }  // namespace coop::apps

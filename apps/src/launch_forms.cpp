@@ -37,6 +37,11 @@ LaunchConfig launch_config(const Runtime& rt, const RunConfig& cfg) {
   return lc;
 }
 
+/// The kernel's view of RunConfig::stop: empty unless the launch runs the app several times.
+RunEnd run_end(const RunConfig& cfg) {
+  return cfg.stop && cfg.runs_per_kernel > 1 ? cfg.stop->arm() : RunEnd{};
+}
+
 /// Runs kernel K (cooperative or standalone) and times it.
 template <class K>
 void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
@@ -50,6 +55,8 @@ void run_kernel(Runtime& rt, const RunConfig& cfg, const params_t<K>& params,
   r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   if (cfg.on_kernel) cfg.on_kernel(false);
   r.stats = job.stats();
+  r.runs = cfg.stop && cfg.runs_per_kernel > 1 ? cfg.stop->runs_done(cfg.runs_per_kernel)
+                                               : cfg.runs_per_kernel;
 }
 
 /// Runs phased app A in the requested form.
@@ -61,8 +68,8 @@ void run_phased(Runtime& rt, const RunConfig& cfg, Buffers& b, Result& r) {
     RunSnapshot saved;  // the buffers before the first run, when the kernel runs it again
     if (cfg.runs_per_kernel > 1) b.save(saved);
     const typename Phased<A>::Params params{
-        b.params,     cursor.data(), cfg.form == Form::standalone, cfg.runs_per_kernel,
-        saved.view(), b.initial()};
+        b.params,    cursor.data(), cfg.form == Form::standalone, cfg.runs_per_kernel, saved.view(),
+        b.initial(), run_end(cfg)};
     if (cfg.yield_in_phases && cfg.form == Form::cooperative)
       run_kernel<Phased<A, true>>(rt, cfg, params, {b.initial(), 0, 0, 0}, r);
     else
@@ -158,6 +165,7 @@ void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
   for (std::uint64_t cells : {guess, bound}) {
     OctreeRun b(in.particle_set, pools_for(cfg), in.max_leaf, in.max_depth,
                 16 * threads_of(rt, cfg), cells, cfg.runs_per_kernel);
+    b.params.run_end = run_end(cfg);
     if (cfg.runs_per_kernel > 1)
       run_kernel<Repeated<Octree>>(rt, cfg, b.params, {}, r);
     else
@@ -168,10 +176,10 @@ void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
                                std::to_string(b.nodes.size()) + " cells)");
     if (*b.error == octree_pools_full)
       throw std::runtime_error("octree: the task pools overflowed");
-    if (*b.placed != n * cfg.runs_per_kernel)
+    if (*b.placed != n * r.runs)
       throw std::runtime_error("octree: the kernel ended with " + std::to_string(*b.placed) +
                                " particles placed over its runs, not " +
-                               std::to_string(n * cfg.runs_per_kernel));
+                               std::to_string(n * r.runs));
     r.particles = b.out.to_vector();
     r.nodes.assign(b.nodes.begin(), b.nodes.begin() + *b.node_count);
     return;
@@ -180,6 +188,7 @@ void run_octree(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
 
 void run_game(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
   GameRun b(connect4::parse_moves(in.moves), in.depth, pools_for(cfg), cfg.runs_per_kernel);
+  b.params.run_end = run_end(cfg);
   if (cfg.runs_per_kernel > 1)
     run_kernel<Repeated<Game>>(rt, cfg, b.params, {}, r);
   else
@@ -187,9 +196,9 @@ void run_game(Runtime& rt, const Input& in, const RunConfig& cfg, Result& r) {
   if (*b.error != game_ok)
     throw std::runtime_error(*b.error == game_out_of_nodes ? "game: ran out of node storage"
                                                            : "game: the task pools overflowed");
-  if (*b.done != cfg.runs_per_kernel)
+  if (*b.done != r.runs)
     throw std::runtime_error("game: the kernel ended with " + std::to_string(*b.done) +
-                             " searches finished, not " + std::to_string(cfg.runs_per_kernel));
+                             " searches finished, not " + std::to_string(r.runs));
   r.game_value = *b.root_value;
   r.rounds = *b.node_count;
 }

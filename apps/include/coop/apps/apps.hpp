@@ -23,6 +23,30 @@
 
 namespace coop::apps {
 
+/// Ends a launch of several runs (RunConfig::runs_per_kernel) early, at a run's end: a long
+/// job that its caller stops without losing a run's result (`coop bench` ends a background's
+/// launch once its unit's wall time is up). request() from any thread: the kernel sees it at its
+/// next restart and ends after the run that starts there (after the first run when asked before
+/// the launch); the result is that run's, whole. Its words are in managed memory, which the GPU
+/// reads while the host writes it (concurrent managed access, as on Linux). One launch at a
+/// time.
+class RunStop {
+ public:
+  RunStop();
+  /// Asks the launch to end after a run (any thread).
+  void request();
+  bool requested() const;
+  /// Not requested again, for another launch.
+  void reset();
+  /// The kernel's view, for a launch about to start.
+  RunEnd arm();
+  /// After the launch: the runs it did of `runs_per_kernel`.
+  std::uint32_t runs_done(std::uint32_t runs_per_kernel) const;
+
+ private:
+  mutable ManagedArray<std::uint32_t> words_;  // the request, and the run the launch ends after
+};
+
 /// How an app is run.
 enum class Form : std::uint8_t {
   cooperative,   ///< the cooperative kernel under the runtime's scheduler
@@ -96,10 +120,14 @@ struct RunConfig {
   /// kernel cannot slip in between the runs. Result::ms and the job's stats cover all of them;
   /// the result is the last run's.
   std::uint32_t runs_per_kernel = 1;
+  /// With runs_per_kernel > 1: lets another thread end the launch after an earlier run
+  /// (Result::runs says how many ran). Not owned; outlives the run.
+  RunStop* stop = nullptr;
 };
 
 struct Result {
   double ms = 0;                     ///< launch to completion (wall clock)
+  std::uint32_t runs = 1;            ///< runs of the app in the launch (RunConfig::stop: fewer)
   JobStats stats;                    ///< cooperative and standalone forms
   std::uint64_t rounds = 0;          ///< multi-launch: rounds
   std::uint64_t launches = 0;        ///< multi-launch: kernel launches

@@ -72,6 +72,31 @@ struct RunRestore {
   }
 };
 
+/// Ends a launch of several runs (RunConfig::runs_per_kernel) after a run when the host asks
+/// (RunStop). Global id 0 reads the request at each restart, between the restart's two resizing
+/// barriers, and writes the run to end after; every workgroup compares at a run's end, before
+/// the next restart's first barrier. The word changes only between barriers that every
+/// workgroup reaches after its comparison, so all end after the same run. A view: goes into the
+/// kernel's parameters; empty, it never ends a launch early.
+struct RunEnd {
+  static constexpr std::uint32_t kEvery = ~0u;  ///< `last` when no end was asked for
+  std::uint32_t* requested = nullptr;           ///< nonzero once the host asked (host-written)
+  std::uint32_t* last = nullptr;                ///< the run the launch ends after, or kEvery
+
+  /// Whether the launch ends with `runs` runs done (each workgroup, at a run's end). Out of
+  /// line, as RunRestore::copy: the work-stealing kernels are held to few registers.
+  COOP_HD COOP_NOINLINE bool ends_after(std::uint32_t runs) const {
+    return last && runs >= atomic_ref<std::uint32_t>(*last).load(memory_order::relaxed);
+  }
+  /// Global id 0, between a restart's barriers, `runs` runs done: a request ends the launch
+  /// after the run that starts here.
+  COOP_HD COOP_NOINLINE void poll(std::uint64_t global_id, std::uint32_t runs) const {
+    if (global_id == 0 && requested &&
+        atomic_ref<std::uint32_t>(*requested).load(memory_order::relaxed) != 0)
+      atomic_ref<std::uint32_t>(*last).store(runs + 1, memory_order::relaxed);
+  }
+};
+
 /// Owns the device-side copies behind a RunRestore. add() a run's buffers as they are before
 /// it starts; view() goes into the kernel's parameters.
 class RunSnapshot {

@@ -123,6 +123,7 @@ struct Game {
     /// kernel copies `restore` back.
     std::uint32_t runs_per_kernel = 1;
     RunRestore restore{};
+    RunEnd run_end{};  ///< ends the launch after an earlier run when the host asks (RunStop)
   };
   struct Transmit {
     std::uint32_t runs = 0;  ///< searches finished

@@ -89,6 +89,7 @@ struct Octree {
     /// first the kernel copies `restore` back.
     std::uint32_t runs_per_kernel = 1;
     RunRestore restore{};
+    RunEnd run_end{};  ///< ends the launch after an earlier run when the host asks (RunStop)
   };
   struct Transmit {
     std::uint32_t runs = 0;  ///< builds finished

@@ -87,6 +87,7 @@ struct PhasedState {
     std::uint32_t runs_per_kernel = 1;
     RunRestore restore{};
     typename A::State initial{};
+    RunEnd run_end{};  ///< ends the launch after an earlier run when the host asks (RunStop)
   };
   struct Transmit {
     typename A::State state{};
@@ -141,13 +142,14 @@ struct Phased : PhasedState<A> {
       ++t.epoch;
       COOP_RESIZING_BARRIER(ctx);
       if (t.phase == 0 && !A::advance(p.app, t.state)) {
-        if (++t.runs >= p.runs_per_kernel) break;
+        if (++t.runs >= p.runs_per_kernel || p.run_end.ends_after(t.runs)) break;
         // Again from the start (RunConfig::runs_per_kernel): the buffers as they were before
         // the first run, copied back by every workgroup's stride of them between two barriers
         // (every thread has read what the run left, in advance, before the copy overwrites it,
         // and the copy is whole before the next run reads it).
         t.state = p.initial;
         COOP_RESIZING_BARRIER(ctx);
+        p.run_end.poll(ctx.global_id(), t.runs);
         p.restore.copy(ctx.global_id(), ctx.global_size());
         COOP_RESIZING_BARRIER(ctx);
       }

@@ -11,10 +11,10 @@
 // H200, game's kernel, held to 32 a thread, spilled; octree's went from 40 to 48, one
 // workgroup per SM fewer).
 //
-// W provides Params with `pools` (a WorkPool<std::uint32_t>), `runs_per_kernel` and `restore`
-// (a RunRestore); Transmit with `runs`; `run_over(p, runs)`: whether the run after `runs`
-// finished ones is over (its end counters count over the runs, so that the launch's last value
-// proves them all); and `work(ctx, p, task)`.
+// W provides Params with `pools` (a WorkPool<std::uint32_t>), `runs_per_kernel`, `restore`
+// (a RunRestore) and `run_end` (a RunEnd); Transmit with `runs`; `run_over(p, runs)`: whether the
+// run after `runs` finished ones is over (its end counters count over the runs, so that the
+// launch's last value proves them all); and `work(ctx, p, task)`.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +40,9 @@ struct Repeated : W {
       if (::coop::detail::offer_after_task(ctx, task_start_ns, __LINE__)) return;
       COOP_REQUEST_FORK(ctx);
       if (work_on_next_task(ctx, p.pools, run_over, work, task_start_ns)) continue;
-      if (++t.runs >= p.runs_per_kernel) break;
+      if (++t.runs >= p.runs_per_kernel || p.run_end.ends_after(t.runs)) break;
       COOP_RESIZING_BARRIER(ctx);
+      p.run_end.poll(ctx.global_id(), t.runs);
       p.restore.copy(ctx.global_id(), ctx.global_size());
       COOP_RESIZING_BARRIER(ctx);
     }
