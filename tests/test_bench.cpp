@@ -678,11 +678,14 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
     if (runs > 1) {
       EXPECT_GT(r["background_alone_ms"].get<double>(), single) << mech;
     }
+    // Throughput from the runs done: a launch ended at the unit's wall limit did fewer.
+    const auto app_runs = r["background_app_runs"].get<std::uint64_t>();
+    EXPECT_GE(app_runs, r["background_runs"].get<std::uint64_t>()) << mech;
+    EXPECT_LE(app_runs, runs * r["background_runs"].get<std::uint64_t>()) << mech;
     double run_sum = 0;
     for (double x : r["samples"]["background_run_ms"]) run_sum += x;
-    const double run_mean = run_sum / double(r["samples"]["background_run_ms"].size());
     EXPECT_NEAR(r["background_fraction_of_alone"].get<double>(),
-                r["background_alone_ms"].get<double>() / run_mean, 1e-9)
+                r["background_alone_ms"].get<double>() * double(app_runs) / (runs * run_sum), 1e-9)
         << mech;
     EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos)
         << mech << ": " << r["validation"];
@@ -706,6 +709,45 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
     }
   }
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
+}
+
+// A launch of many runs that would outlast the unit's wall limit (max_seconds) ends there, after
+// a whole run: the unit reports the runs done, checks the result, and computes the background's
+// throughput from them. In-process and in a process of its own (time slicing).
+TEST(BenchExperiments, ColocateEndsALongLaunchAtTheUnitsWallLimit) {
+  coop::RuntimeOptions ro;
+  ro.backend = coop::RuntimeOptions::Select::cpu;
+  coop::Runtime rt(ro);
+  json config = colocate_config();
+  // A graph of few levels, several runs to a launch; the plain kernel beside the requests (the
+  // cooperative form's launches end early alike: Apps.RunsPerKernelEndEarlyWhenAsked), whose
+  // launch takes as long as alone.
+  config["pairs"] = json::parse(R"([{"name": "bfs/grid", "app": "bfs", "input": "grid:20x20"}])");
+  config["colocate"]["kernel_seconds"] = 3;
+  config["colocate"]["max_seconds"] = 0.5;
+  config["colocate"]["mechanisms"] = json::parse(R"([
+    {"name": "stream-priority", "background": "standalone"},
+    {"name": "time-slicing", "background": "process"}])");
+  if (std::string(COOP_TEST_CLI).empty()) config["colocate"]["mechanisms"].erase(1);
+  coop::bench::Runner runner(rt, config, COOP_TEST_CLI);
+  for (const Unit& u : coop::bench::plan(config)) {
+    const json r = runner.run(u);  // throws on a wrong app result or request product
+    const std::string mech = r["mechanism"];
+    const auto runs = r["runs_per_kernel"].get<std::uint64_t>();
+    const auto app_runs = r["background_app_runs"].get<std::uint64_t>();
+    EXPECT_GT(runs, 3u) << mech << ": one run took " << r["background_single_run_ms"] << " ms";
+    // The limit passed inside the first launch (3 s alone), which ended early; no other began.
+    EXPECT_EQ(r["background_runs"], 1u) << mech;
+    EXPECT_GE(app_runs, 1u) << mech;
+    EXPECT_LT(app_runs, runs) << mech;
+    EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos)
+        << mech << ": " << r["validation"];
+    const double launch_ms = r["samples"]["background_run_ms"][0];
+    EXPECT_NEAR(r["background_fraction_of_alone"].get<double>(),
+                r["background_alone_ms"].get<double>() * double(app_runs) / (runs * launch_ms),
+                1e-9)
+        << mech;
+  }
 }
 
 // A work-stealing background is a long job too: octree builds again inside its launch (from its

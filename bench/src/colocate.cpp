@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -202,6 +204,36 @@ class BackToBack {
   clk::time_point started_;
 };
 
+/// Ends the background's launch after a run once the unit's wall time is up (max_seconds): a
+/// launch of many runs (kernel_seconds) that a mechanism starves would otherwise hold the unit
+/// until its last run, past --unit-timeout. The launch's runs say how much it did.
+class WallLimit {
+ public:
+  WallLimit(apps::RunStop& stop, double after_ms)
+      : thread_([this, &stop,
+                 at = clk::now() + std::chrono::duration_cast<clk::duration>(
+                                       std::chrono::duration<double, std::milli>(after_ms))] {
+          std::unique_lock lock(mu_);
+          if (!cv_.wait_until(lock, at, [this] { return done_; })) stop.request();
+        }) {}
+  ~WallLimit() {
+    {
+      const std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  WallLimit(const WallLimit&) = delete;
+  WallLimit& operator=(const WallLimit&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the rest is made
+};
+
 std::string shell_quoted(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -217,6 +249,7 @@ std::string shell_quoted(const std::string& s) {
 struct ProcessSides {
   Served served;
   std::vector<double> runs;
+  std::uint64_t app_runs = 0;  ///< runs of the app over the launches
   double kernel_ms = 0;
   std::string validation;
 
@@ -294,6 +327,7 @@ struct ProcessSides {
     served.latency = r["latency_ms"].get<std::vector<double>>();
     served.busy_ms = r["busy_ms"];
     runs = b["runs_ms"].get<std::vector<double>>();
+    app_runs = b["app_runs"];
     kernel_ms = b["kernel_ms"];
     validation = b["validation"];
   }
@@ -399,6 +433,8 @@ json Runner::State::colocate(const Unit& u) {
   const double max_wall_ms = u.params.value("max_seconds", 10 * seconds) * 1e3;
   const std::uint64_t seed = u.params["seed"].get<std::uint64_t>();
   std::vector<double> runs;
+  // Runs of the app over the launches: fewer than runs_per_kernel a launch when one ended early.
+  std::uint64_t app_runs = 0;
   JobStats first_stats;
   Served s;
   double span_ms = 0;
@@ -407,6 +443,7 @@ json Runner::State::colocate(const Unit& u) {
                        seconds, max_wall_ms / 1e3, cfg.runs_per_kernel);
     s = std::move(sides.served);
     runs = std::move(sides.runs);
+    app_runs = sides.app_runs;
     span_ms = sides.kernel_ms;
     validation = sides.validation;
   } else {
@@ -420,10 +457,14 @@ json Runner::State::colocate(const Unit& u) {
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
       } else {
         cfg.on_kernel = [&](bool on) { kclock.set(on); };
+        apps::RunStop stop;
+        cfg.stop = &stop;
+        const WallLimit limit(stop, max_wall_ms);
         BackToBack loop(seconds, max_wall_ms);
         while (!stream.failed() && loop.more(runs, kclock)) {
           apps::Result res = apps::run(app_rt, in, cfg);
           runs.push_back(res.ms);
+          app_runs += res.runs;
           if (runs.size() == 1) {
             first_stats = res.stats;
             // Once per pair and mechanism: the run beside its requests (loads add no new path).
@@ -447,7 +488,9 @@ json Runner::State::colocate(const Unit& u) {
   for (double x : s.latency) met += x <= slo_ms;
   double run_total = 0;
   for (double x : runs) run_total += x;
-  const double run_mean = runs.empty() ? 0 : run_total / double(runs.size());
+  // Time per launch of runs_per_kernel runs, from the runs done (a launch ended at the unit's
+  // wall limit did fewer).
+  const double run_mean = app_runs == 0 ? 0 : run_total * cfg.runs_per_kernel / double(app_runs);
   json out{{"pair", pair},
            {"app", in.app},
            {"input", describe_input(find_pair(config, pair), in)},
@@ -466,13 +509,14 @@ json Runner::State::colocate(const Unit& u) {
            {"slo_attainment", s.latency.empty() ? 0.0 : double(met) / double(s.latency.size())},
            {"request_busy_fraction", span_ms > 0 ? s.busy_ms / span_ms : 0.0},
            {"background_runs", runs.size()},
+           {"background_app_runs", app_runs},
            {"runs_per_kernel", cfg.runs_per_kernel},
            {"background_single_run_ms", single_ms},
            {"background_run_ms", summarize(runs)},
            {"background_alone_ms", plain_alone_ms},
            {"background_form_alone_ms", form_alone_ms},
            // Work done per unit of time against the plain kernel alone: 0 with no background.
-           {"background_fraction_of_alone", runs.empty() ? 0.0 : plain_alone_ms / run_mean},
+           {"background_fraction_of_alone", run_mean == 0 ? 0.0 : plain_alone_ms / run_mean},
            {"validation", validation},
            {"samples", {{"latency_ms", s.latency}, {"background_run_ms", runs}}}};
   if (mech.background == Mechanism::Background::cooperative) {
@@ -529,13 +573,19 @@ json Runner::child(Runtime& rt, const json& spec) {
   apps::RunConfig cfg{.form = apps::Form::standalone, .policy = Policy::generous()};
   cfg.runs_per_kernel = spec.value("runs_per_kernel", 1u);
   cfg.on_kernel = [&](bool on) { clock.set(on); };
-  BackToBack loop(spec.at("seconds"), spec.at("max_seconds").get<double>() * 1e3);
+  const double max_wall_ms = spec.at("max_seconds").get<double>() * 1e3;
+  apps::RunStop stop;
+  cfg.stop = &stop;
+  const WallLimit limit(stop, max_wall_ms);
+  BackToBack loop(spec.at("seconds"), max_wall_ms);
   std::vector<double> runs;
+  std::uint64_t app_runs = 0;
   std::string validation;
   try {
     while (loop.more(runs, clock)) {
       apps::Result res = apps::run(rt, in, cfg);
       runs.push_back(res.ms);
+      app_runs += res.runs;
       if (runs.size() == 1) validation = state.validate_once(pair + "/process", in, res);
     }
   } catch (...) {
@@ -543,7 +593,10 @@ json Runner::child(Runtime& rt, const json& spec) {
     throw;
   }
   clock.finish();
-  return {{"runs_ms", runs}, {"kernel_ms", clock.now()}, {"validation", validation}};
+  return {{"runs_ms", runs},
+          {"app_runs", app_runs},
+          {"kernel_ms", clock.now()},
+          {"validation", validation}};
 }
 
 }  // namespace coop::bench
