@@ -711,43 +711,53 @@ TEST(BenchExperiments, ColocateRunsEveryMechanismOnTheCpuBackend) {
   EXPECT_EQ(rt.preemption().name(), coop::PreemptionPolicy{}.name()) << "the policy was restored";
 }
 
-// A launch of many runs that would outlast the unit's wall limit (max_seconds) ends there, after
-// a whole run: the unit reports the runs done, checks the result, and computes the background's
-// throughput from them. In-process and in a process of its own (time slicing).
+// A launch of many runs that outlasts the unit's wall limit (max_seconds) ends there, after a
+// whole run: the unit reports the runs done, checks the result, and computes the background's
+// throughput from them. In-process and in a process of its own (time slicing). How long a run
+// takes on the CPU backend varies with the machine's load, so the early end is checked where a
+// launch alone took four times the limit: the limit passes before a quarter of its runs, and with
+// eight runs or more at least six are left, of which the launch does at most two after the
+// request.
 TEST(BenchExperiments, ColocateEndsALongLaunchAtTheUnitsWallLimit) {
   coop::RuntimeOptions ro;
   ro.backend = coop::RuntimeOptions::Select::cpu;
   coop::Runtime rt(ro);
   json config = colocate_config();
-  // A graph of few levels, several runs to a launch; the plain kernel beside the requests (the
-  // cooperative form's launches end early alike: Apps.RunsPerKernelEndEarlyWhenAsked), whose
-  // launch takes as long as alone.
+  // A graph of few levels, many runs to a launch; the plain kernel beside the requests (the
+  // cooperative form's launches end early alike: Apps.RunsPerKernelEndEarlyWhenAsked).
   config["pairs"] = json::parse(R"([{"name": "bfs/grid", "app": "bfs", "input": "grid:20x20"}])");
-  config["colocate"]["kernel_seconds"] = 3;
-  config["colocate"]["max_seconds"] = 0.5;
+  const double max_ms = 50;
+  config["colocate"]["kernel_seconds"] = 6;
+  config["colocate"]["max_seconds"] = max_ms / 1e3;
   config["colocate"]["mechanisms"] = json::parse(R"([
     {"name": "stream-priority", "background": "standalone"},
     {"name": "time-slicing", "background": "process"}])");
   if (std::string(COOP_TEST_CLI).empty()) config["colocate"]["mechanisms"].erase(1);
   coop::bench::Runner runner(rt, config, COOP_TEST_CLI);
+  int checked = 0;
   for (const Unit& u : coop::bench::plan(config)) {
     const json r = runner.run(u);  // throws on a wrong app result or request product
     const std::string mech = r["mechanism"];
     const auto runs = r["runs_per_kernel"].get<std::uint64_t>();
     const auto app_runs = r["background_app_runs"].get<std::uint64_t>();
-    EXPECT_GT(runs, 3u) << mech << ": one run took " << r["background_single_run_ms"] << " ms";
-    // The limit passed inside the first launch (3 s alone), which ended early; no other began.
-    EXPECT_EQ(r["background_runs"], 1u) << mech;
-    EXPECT_GE(app_runs, 1u) << mech;
-    EXPECT_LT(app_runs, runs) << mech;
+    const json& launches = r["samples"]["background_run_ms"];
+    ASSERT_GE(launches.size(), 1u) << mech;
+    EXPECT_GE(app_runs, launches.size()) << mech;
+    EXPECT_LE(app_runs, runs * launches.size()) << mech;
     EXPECT_NE(r["validation"].get<std::string>().find("ok"), std::string::npos)
         << mech << ": " << r["validation"];
-    const double launch_ms = r["samples"]["background_run_ms"][0];
+    double run_sum = 0;
+    for (double x : launches) run_sum += x;
     EXPECT_NEAR(r["background_fraction_of_alone"].get<double>(),
-                r["background_alone_ms"].get<double>() * double(app_runs) / (runs * launch_ms),
-                1e-9)
+                r["background_alone_ms"].get<double>() * double(app_runs) / (runs * run_sum), 1e-9)
         << mech;
+    if (r["background_alone_ms"].get<double>() > 4 * max_ms && runs >= 8) {
+      ++checked;
+      EXPECT_EQ(launches.size(), 1u) << mech << ": no launch begins after the limit";
+      EXPECT_LT(app_runs, runs) << mech << ": the launch ended early";
+    }
   }
+  EXPECT_GT(checked, 0) << "no launch alone took four times the limit: nothing was checked";
 }
 
 // A work-stealing background is a long job too: octree builds again inside its launch (from its

@@ -83,14 +83,15 @@ struct RunEnd {
   std::uint32_t* requested = nullptr;           ///< nonzero once the host asked (host-written)
   std::uint32_t* last = nullptr;                ///< the run the launch ends after, or kEvery
 
-  /// Whether the launch ends with `runs` runs done (each workgroup, at a run's end). Out of
-  /// line, as RunRestore::copy: the work-stealing kernels are held to few registers.
-  COOP_HD COOP_NOINLINE bool ends_after(std::uint32_t runs) const {
+  /// Whether the launch ends with `runs` runs done (each workgroup, at a run's end). Inline:
+  /// out of line, as RunRestore::copy, the call changed the register counts of unrelated
+  /// kernels (the plain bfs kernel's 48 to 40, game's restart kernel spilled more).
+  COOP_HD bool ends_after(std::uint32_t runs) const {
     return last && runs >= atomic_ref<std::uint32_t>(*last).load(memory_order::relaxed);
   }
   /// Global id 0, between a restart's barriers, `runs` runs done: a request ends the launch
   /// after the run that starts here.
-  COOP_HD COOP_NOINLINE void poll(std::uint64_t global_id, std::uint32_t runs) const {
+  COOP_HD void poll(std::uint64_t global_id, std::uint32_t runs) const {
     if (global_id == 0 && requested &&
         atomic_ref<std::uint32_t>(*requested).load(memory_order::relaxed) != 0)
       atomic_ref<std::uint32_t>(*last).store(runs + 1, memory_order::relaxed);
